@@ -1,0 +1,3 @@
+MATCH (m:PegasusMigration)
+RETURN m.version AS version, m.checksum AS checksum
+ORDER BY version

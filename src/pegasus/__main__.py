@@ -1,0 +1,5 @@
+"""`python -m pegasus` runs the CLI."""
+
+from pegasus.cli import app
+
+app()

@@ -1,0 +1,88 @@
+"""Loads the Cypher files under `cypher/` by name and applies the versioned schema migrations."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from pegasus.errors import MigrationError, PegasusError
+
+_MIGRATION_NAME = re.compile(r"^V(\d{4})__([A-Za-z0-9_]+)\.cypher$")
+
+
+def cypher_dir() -> Path:
+    """The `cypher/` folder: PEGASUS_CYPHER_DIR, else the one beside `src/` in this checkout."""
+    override = os.environ.get("PEGASUS_CYPHER_DIR")
+    if override:
+        return Path(override)
+    return Path(__file__).resolve().parents[2] / "cypher"
+
+
+@cache
+def load(name: str) -> str:
+    """The text of `cypher/<name>.cypher`, e.g. `load("read/activation")`."""
+    if ".." in Path(name).parts:
+        raise PegasusError(f"bad query name {name!r}")
+    path = cypher_dir() / f"{name}.cypher"
+    if not path.is_file():
+        raise PegasusError(f"no Cypher file {path}")
+    return path.read_text(encoding="utf-8")
+
+
+def split_statements(text: str) -> list[str]:
+    """Statements of a migration file: separated by `;` at the end of a line; `//` comments go."""
+    body = "\n".join(line for line in text.splitlines() if not line.strip().startswith("//"))
+    return [s.strip() for s in re.split(r";\s*(?:\n|$)", body) if s.strip()]
+
+
+@dataclass(frozen=True)
+class Migration:
+    """One versioned schema file."""
+
+    version: int
+    description: str
+    path: Path
+    checksum: str
+
+    @property
+    def statements(self) -> list[str]:
+        return split_statements(self.path.read_text(encoding="utf-8"))
+
+
+def migrations() -> list[Migration]:
+    """All files of `cypher/schema/`, in version order; a misnamed file is an error."""
+    found: list[Migration] = []
+    for path in sorted((cypher_dir() / "schema").glob("*.cypher")):
+        match = _MIGRATION_NAME.match(path.name)
+        if not match:
+            raise MigrationError(
+                f"{path.name}: migration files are named V0001__Description.cypher"
+            )
+        checksum = hashlib.sha256(path.read_bytes()).hexdigest()
+        found.append(Migration(int(match[1]), match[2], path, checksum))
+    versions = [m.version for m in found]
+    if len(set(versions)) != len(versions):
+        raise MigrationError("two migration files share a version number")
+    return found
+
+
+def check_applied(applied: dict[int, str], available: list[Migration]) -> list[Migration]:
+    """The migrations still to apply; refuses when an applied file changed or vanished."""
+    by_version = {m.version: m for m in available}
+    for version, checksum in sorted(applied.items()):
+        current = by_version.get(version)
+        if current is None:
+            raise MigrationError(
+                f"migration V{version:04d} is recorded in the database but its file is gone"
+            )
+        if current.checksum != checksum:
+            raise MigrationError(
+                f"migration {current.path.name} was changed after it was applied "
+                f"(checksum {checksum[:12]} in the database, {current.checksum[:12]} on disk); "
+                "restore the file and put the change in a new migration"
+            )
+    return [m for m in available if m.version not in applied]

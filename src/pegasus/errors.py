@@ -1,0 +1,33 @@
+"""The errors Pegasus raises; each message says what to do about it."""
+
+
+class PegasusError(Exception):
+    """Base class of every error Pegasus raises on purpose."""
+
+
+class ConfigError(PegasusError):
+    """A setting is missing or wrong."""
+
+
+class InvalidBatchError(PegasusError):
+    """An extraction batch (or transcript) cannot be accepted as it is; nothing was written."""
+
+
+class ConversationConflictError(PegasusError):
+    """The conversation was already committed with different content."""
+
+
+class MigrationError(PegasusError):
+    """The schema migrations cannot be applied (for example, an applied file was edited)."""
+
+
+class Neo4jUnavailableError(PegasusError):
+    """The Neo4j server cannot be reached or started."""
+
+
+class ExtractionError(PegasusError):
+    """The LLM extractor failed or returned something unusable; nothing was written."""
+
+
+class NotFoundError(PegasusError):
+    """A referenced entity, merge record or conversation does not exist for this user."""

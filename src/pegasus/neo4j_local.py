@@ -1,0 +1,335 @@
+"""Runs a real Neo4j Community server without Docker: jars from Maven Central, the local JDK.
+
+`ensure_jars` fetches `org.neo4j:neo4j` (the server, Bolt, `CommunityEntryPoint`) and Neo4j
+Browser once with Maven, into a cache under PEGASUS_HOME; `LocalNeo4j` writes a neo4j.conf
+(loopback only, https off, usage report off), starts `java ... CommunityEntryPoint`, waits until
+Bolt answers and stops it cleanly. `LocalNeo4j.throwaway()` is the test server: random free
+ports, auth off, a temporary folder removed afterwards.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from importlib import resources
+from pathlib import Path
+
+from pegasus.errors import Neo4jUnavailableError
+from pegasus.settings import Settings
+
+ENTRY_POINT = "org.neo4j.server.CommunityEntryPoint"
+ADMIN_TOOL = "org.neo4j.cli.AdminTool"
+
+# From the 5.x default neo4j.conf: Neo4j reflects into these JDK internals.
+JVM_FLAGS = [
+    "-XX:+UseG1GC",
+    "-XX:-OmitStackTraceInFastThrow",
+    "-XX:+UnlockExperimentalVMOptions",
+    "-XX:+TrustFinalNonStaticFields",
+    "-XX:+DisableExplicitGC",
+    "-Djdk.nio.maxCachedBufferSize=1024",
+    "-Dio.netty.tryReflectionSetAccessible=true",
+    "-Dlog4j2.disable.jmx=true",
+    "--add-opens=java.base/java.nio=ALL-UNNAMED",
+    "--add-opens=java.base/java.io=ALL-UNNAMED",
+    "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+    "--enable-native-access=ALL-UNNAMED",
+]
+
+
+def find_tool(name: str, env_home: str | None = None) -> str:
+    """Path of `java` or `mvn`: $JAVA_HOME/bin first for java, then PATH."""
+    if env_home and (Path(env_home) / "bin" / name).exists():
+        return str(Path(env_home) / "bin" / name)
+    found = shutil.which(name)
+    if not found:
+        hint = "openjdk-17-jre-headless" if name == "java" else "maven"
+        raise Neo4jUnavailableError(
+            f"`{name}` not found; install it (Debian: apt-get install {hint}) or use ./run, "
+            "which installs it"
+        )
+    return found
+
+
+def java_major(java: str) -> int:
+    """The major version of a JDK (17 for 17.0.15)."""
+    out = subprocess.run([java, "-version"], capture_output=True, text=True).stderr
+    match = re.search(r'version "(\d+)', out)
+    return int(match[1]) if match else 0
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def jar_dir(settings: Settings) -> Path:
+    return settings.home / "neo4j" / f"lib-{settings.neo4j_version}-b{settings.neo4j_browser_version}"
+
+
+def ensure_jars(settings: Settings) -> tuple[Path, bool]:
+    """The folder of Neo4j's jars, fetched with Maven on first use; (folder, downloaded now)."""
+    target = jar_dir(settings)
+    if (target / ".complete").exists():
+        return target, False
+    mvn = find_tool("mvn")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix="jars-", dir=target.parent))
+    pom = resources.files("pegasus") / "data" / "neo4j-pom.xml"
+    with resources.as_file(pom) as pom_path:
+        cmd = [
+            mvn, "-B", "-q", "-f", str(pom_path),
+            f"-Dneo4j.version={settings.neo4j_version}",
+            f"-Dneo4j.browser.version={settings.neo4j_browser_version}",
+            "dependency:copy-dependencies",
+            f"-DoutputDirectory={staging}",
+            "-DincludeScope=runtime",
+        ]
+        done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0 or not any(staging.glob("neo4j-server-*.jar")):
+        shutil.rmtree(staging, ignore_errors=True)
+        raise Neo4jUnavailableError(
+            "Maven could not fetch Neo4j from Maven Central:\n" + (done.stdout + done.stderr)[-2000:]
+        )
+    (staging / ".complete").write_text(settings.neo4j_version)
+    if target.exists():
+        shutil.rmtree(target)
+    staging.rename(target)
+    return target, True
+
+
+@dataclass
+class ServerState:
+    """What a running local server is: written beside its data as state.json."""
+
+    pid: int
+    bolt_port: int
+    http_port: int
+    user: str
+    password: str | None
+    version: str
+    started_at: float
+
+    @property
+    def bolt_uri(self) -> str:
+        return f"bolt://127.0.0.1:{self.bolt_port}"
+
+    @property
+    def browser_url(self) -> str:
+        return f"http://127.0.0.1:{self.http_port}/browser/"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+    return ENTRY_POINT.encode() in cmdline and Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+
+
+class LocalNeo4j:
+    """One Neo4j server process rooted in `root` (conf/, data/, logs/, run/)."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        root: Path,
+        bolt_port: int,
+        http_port: int,
+        auth: bool = True,
+        heap: str | None = None,
+        pagecache: str | None = None,
+    ) -> None:
+        self.settings = settings
+        self.root = root
+        self.bolt_port = bolt_port
+        self.http_port = http_port
+        self.auth = auth
+        self.heap = heap or settings.neo4j_heap
+        self.pagecache = pagecache or settings.neo4j_pagecache
+
+    # --- the two kinds of server --------------------------------------------------------
+
+    @classmethod
+    def managed(cls, settings: Settings) -> LocalNeo4j:
+        """The long-lived local server of `pegasus neo4j start` (auth on, fixed ports)."""
+        return cls(
+            settings,
+            settings.home / "neo4j" / "server",
+            settings.neo4j_bolt_port,
+            settings.neo4j_http_port,
+        )
+
+    @classmethod
+    @contextlib.contextmanager
+    def throwaway(cls, settings: Settings | None = None) -> Iterator[ServerState]:
+        """A test server on random free ports in a temporary folder, removed afterwards."""
+        settings = settings or Settings()
+        root = Path(tempfile.mkdtemp(prefix="pegasus-neo4j-"))
+        server = cls(
+            settings, root, free_port(), free_port(), auth=False, heap="1g", pagecache="512m"
+        )
+        try:
+            yield server.start()
+        finally:
+            server.stop()
+            shutil.rmtree(root, ignore_errors=True)
+
+    # --- lifecycle ----------------------------------------------------------------------
+
+    @property
+    def state_file(self) -> Path:
+        return self.root / "state.json"
+
+    def state(self) -> ServerState | None:
+        """The running server's state, or None when it is not running."""
+        try:
+            state = ServerState(**json.loads(self.state_file.read_text()))
+        except (OSError, ValueError, TypeError):
+            return None
+        return state if _alive(state.pid) else None
+
+    def _password(self) -> str | None:
+        if not self.auth:
+            return None
+        path = self.root / "password"
+        if not path.exists():
+            self.root.mkdir(parents=True, exist_ok=True)
+            path.write_text(secrets.token_urlsafe(18))
+            path.chmod(0o600)
+        return path.read_text().strip()
+
+    def _write_conf(self) -> Path:
+        conf_dir = self.root / "conf"
+        for sub in ("conf", "data", "logs", "run", "import", "plugins"):
+            (self.root / sub).mkdir(parents=True, exist_ok=True)
+        lines = {
+            "server.default_listen_address": "127.0.0.1",
+            "server.default_advertised_address": "127.0.0.1",
+            "server.bolt.listen_address": f"127.0.0.1:{self.bolt_port}",
+            "server.bolt.advertised_address": f"127.0.0.1:{self.bolt_port}",
+            "server.http.listen_address": f"127.0.0.1:{self.http_port}",
+            "server.http.advertised_address": f"127.0.0.1:{self.http_port}",
+            "server.https.enabled": "false",
+            "server.bolt.tls_level": "DISABLED",
+            "server.directories.data": str(self.root / "data"),
+            "server.directories.logs": str(self.root / "logs"),
+            "server.directories.run": str(self.root / "run"),
+            "server.directories.import": str(self.root / "import"),
+            "server.directories.plugins": str(self.root / "plugins"),
+            "server.memory.pagecache.size": self.pagecache,
+            "dbms.security.auth_enabled": str(self.auth).lower(),
+            "dbms.usage_report.enabled": "false",
+            "db.tx_log.rotation.retention_policy": "2 files",
+        }
+        conf = conf_dir / "neo4j.conf"
+        conf.write_text("".join(f"{k}={v}\n" for k, v in lines.items()))
+        return conf_dir
+
+    def _env(self) -> dict[str, str]:
+        return {**os.environ, "NEO4J_HOME": str(self.root), "NEO4J_CONF": str(self.root / "conf")}
+
+    def start(self, timeout_s: float = 180.0) -> ServerState:
+        """Start the server (or return the running one) once Bolt answers."""
+        running = self.state()
+        if running is not None:
+            return running
+        java = find_tool("java", os.environ.get("JAVA_HOME"))
+        if java_major(java) < 17:
+            raise Neo4jUnavailableError(f"Neo4j 5.26 needs Java 17 or newer; {java} is older")
+        lib, _ = ensure_jars(self.settings)
+        conf_dir = self._write_conf()
+        password = self._password()
+        classpath = f"{lib}/*"
+        auth_ini = self.root / "data" / "dbms" / "auth.ini"
+        first_start = not (self.root / "data" / "databases" / "system").exists()
+        if password and first_start and not auth_ini.exists():
+            done = subprocess.run(
+                [java, "-cp", classpath, ADMIN_TOOL, "dbms", "set-initial-password", password],
+                env=self._env(), capture_output=True, text=True, cwd=self.root,
+            )
+            if done.returncode != 0:
+                raise Neo4jUnavailableError(f"could not set the password: {done.stderr[-1000:]}")
+        console = open(self.root / "logs" / "console.log", "ab")  # noqa: SIM115 - child keeps it
+        process = subprocess.Popen(
+            [
+                java, f"-Xms{self.heap}", f"-Xmx{self.heap}", *JVM_FLAGS,
+                "-cp", classpath, ENTRY_POINT,
+                f"--home-dir={self.root}", f"--config-dir={conf_dir}",
+            ],
+            cwd=self.root, env=self._env(), stdout=console, stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL, start_new_session=True,
+        )
+        console.close()
+        state = ServerState(
+            pid=process.pid, bolt_port=self.bolt_port, http_port=self.http_port,
+            user="neo4j", password=password, version=self.settings.neo4j_version,
+            started_at=time.time(),
+        )
+        self.state_file.write_text(json.dumps(asdict(state)))
+        self._wait_for_bolt(process, state, timeout_s)
+        return state
+
+    def _wait_for_bolt(self, process: subprocess.Popen, state: ServerState, timeout_s: float) -> None:
+        from neo4j import GraphDatabase
+        from neo4j.exceptions import Neo4jError, ServiceUnavailable
+
+        deadline = time.monotonic() + timeout_s
+        auth = (state.user, state.password) if state.password else None
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                self.state_file.unlink(missing_ok=True)
+                raise Neo4jUnavailableError(
+                    f"Neo4j exited with code {process.returncode} while starting:\n{self.log_tail()}"
+                )
+            try:
+                with GraphDatabase.driver(state.bolt_uri, auth=auth) as driver:
+                    driver.verify_connectivity()
+                    driver.execute_query("RETURN 1")
+                return
+            except (ServiceUnavailable, Neo4jError, OSError):
+                time.sleep(0.5)
+        self.stop()
+        raise Neo4jUnavailableError(f"Neo4j did not answer on Bolt within {timeout_s:.0f}s")
+
+    def log_tail(self, lines: int = 40) -> str:
+        text = ""
+        for name in ("console.log", "neo4j.log", "debug.log"):
+            path = self.root / "logs" / name
+            if path.exists():
+                text += f"--- {name}\n" + "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+        return text
+
+    def stop(self, timeout_s: float = 60.0) -> bool:
+        """Stop the server: SIGTERM, then SIGKILL after `timeout_s`. True if one was running."""
+        try:
+            pid = json.loads(self.state_file.read_text())["pid"]
+        except (OSError, ValueError, KeyError):
+            return False
+        was_running = _alive(pid)
+        if was_running:
+            os.killpg(pid, signal.SIGTERM)
+            deadline = time.monotonic() + timeout_s
+            while _alive(pid) and time.monotonic() < deadline:
+                time.sleep(0.2)
+            if _alive(pid):
+                os.killpg(pid, signal.SIGKILL)
+                while _alive(pid):
+                    time.sleep(0.1)
+        with contextlib.suppress(ChildProcessError, OSError):
+            os.waitpid(pid, os.WNOHANG)
+        self.state_file.unlink(missing_ok=True)
+        return was_running

@@ -1,0 +1,122 @@
+"""Settings: connection, models, and every constant of the design (SPEC.md) with its default."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import AliasChoices, Field, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+STABILITIES = ("immutable", "stable", "mutable", "time_bound", "ephemeral")
+
+
+def default_home() -> Path:
+    """Where Pegasus keeps its venv, the Neo4j jars and the local server (PEGASUS_HOME)."""
+    return Path.home() / ".cache" / "pegasus"
+
+
+class Settings(BaseSettings):
+    """All knobs, read from the environment (prefix PEGASUS_) and from a `.env` file."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="PEGASUS_", env_file=".env", extra="ignore", populate_by_name=True
+    )
+
+    # --- where things live -------------------------------------------------------------
+    home: Path = Field(default_factory=default_home)
+
+    # --- Neo4j -------------------------------------------------------------------------
+    # None means: the local server that `pegasus neo4j start` manages (its URI and password
+    # are read from its state file under `home`).
+    neo4j_uri: str | None = Field(
+        default=None, validation_alias=AliasChoices("PEGASUS_NEO4J_URI", "NEO4J_URI")
+    )
+    neo4j_user: str = Field(
+        default="neo4j", validation_alias=AliasChoices("PEGASUS_NEO4J_USER", "NEO4J_USER")
+    )
+    neo4j_password: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices("PEGASUS_NEO4J_PASSWORD", "NEO4J_PASSWORD"),
+    )
+    neo4j_database: str = Field(
+        default="neo4j",
+        validation_alias=AliasChoices("PEGASUS_NEO4J_DATABASE", "NEO4J_DATABASE"),
+    )
+    neo4j_version: str = "5.26.30"
+    neo4j_browser_version: str = "5.24.0"
+    neo4j_bolt_port: int = 7687
+    neo4j_http_port: int = 7474
+    neo4j_heap: str = "2g"
+    neo4j_pagecache: str = "2g"
+
+    # --- embeddings --------------------------------------------------------------------
+    embedding_model: str = "all-MiniLM-L6-v2"
+    embedding_dimensions: int = 384
+
+    # --- LLM (extraction and merge review) ----------------------------------------------
+    llm_model: str | None = None
+    llm_base_url: str | None = None
+    llm_api_key: str | None = None
+    llm_timeout_s: float = 600.0
+    llm_max_retries: int = 4
+    extract_assistant_turns: bool = False
+
+    # --- write path (SPEC §4–§6) ----------------------------------------------------------
+    initial_strength: float = 100.0
+    max_strength: float = 100.0
+    reinforce_bump: float = 15.0
+    dormant_below: float = 2.0
+    decay_lambdas: dict[str, float] = Field(
+        default_factory=lambda: {
+            "immutable": 0.000,
+            "stable": 0.005,
+            "mutable": 0.020,
+            "time_bound": 0.050,
+            "ephemeral": 0.200,
+        }
+    )
+    provisional_confidence: float = 0.3
+    fuzzy_similarity: float = 0.80
+    review_merge_silent: float = 0.90
+    review_merge_flagged: float = 0.70
+    decay_batch_size: int = 10_000
+
+    # --- recall (SPEC §7) ------------------------------------------------------------------
+    seed_threshold: float = 0.30
+    margin_top: float = 0.15
+    margin_gap: float = 0.15
+    spread_factor: float = 0.6
+    co_episode_bonus: float = 0.15
+    co_episode_threshold: float = 0.30
+    fire_threshold: float = 0.30
+    budget_total: int = 8
+    budget_forward: int = 6
+    budget_reverse: int = 2
+    context_threshold: float = 0.60
+    context_snippets: int = 4
+    read_reinforce: Literal["shown", "crossed"] = "shown"
+    # Seed matching: partitions up to this many keys are scored exactly; larger ones go
+    # through the vector index with oversampling (docs/decisions.md, "Seed matching").
+    exact_scan_max_keys: int = 20_000
+    index_candidates_per_word: int = 50
+
+    # --- write-time context for the extractor (SPEC §7, last paragraph) -------------------
+    write_context_seed_threshold: float = 0.20
+    write_context_fire_threshold: float = 0.10
+    write_context_budget: int = 40
+
+    # --- limits on input --------------------------------------------------------------------
+    max_transcript_chars: int = 2_000_000
+    max_batch_entities: int = 5_000
+    max_batch_relations: int = 20_000
+
+    @field_validator("decay_lambdas")
+    @classmethod
+    def _every_stability_has_a_rate(cls, value: dict[str, float]) -> dict[str, float]:
+        missing = [s for s in STABILITIES if s not in value]
+        if missing:
+            raise ValueError(f"decay_lambdas lacks a rate for: {', '.join(missing)}")
+        if any(v < 0 for v in value.values()):
+            raise ValueError("decay rates must be >= 0")
+        return value

@@ -1,0 +1,150 @@
+"""The one module that holds a Neo4j driver: named queries, transactions, retries, migrations."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
+import neo4j
+from neo4j import GraphDatabase, ManagedTransaction
+from neo4j.exceptions import (
+    AuthError,
+    ServiceUnavailable,
+    SessionExpired,
+    TransientError,
+)
+from tenacity import (
+    retry,
+    retry_if_exception_type,
+    stop_after_attempt,
+    wait_exponential,
+)
+
+from pegasus import cypher
+from pegasus.errors import ConfigError, MigrationError, Neo4jUnavailableError
+from pegasus.settings import Settings
+
+T = TypeVar("T")
+
+# Errors worth retrying the whole unit of work for: a server restart or a lost connection.
+# The driver already retries TransientError (deadlocks, leader switches) inside execute_*.
+_RETRYABLE = (ServiceUnavailable, SessionExpired, TransientError)
+
+
+def run(tx: ManagedTransaction, name: str, **params: Any) -> list[dict[str, Any]]:
+    """Run the named Cypher file inside a transaction; rows as plain dicts."""
+    return [record.data() for record in tx.run(cypher.load(name), params)]
+
+
+def resolve_connection(settings: Settings) -> tuple[str, tuple[str, str] | None]:
+    """URI and auth: the configured server, else the local one `pegasus neo4j start` runs."""
+    if settings.neo4j_uri:
+        auth = (
+            (settings.neo4j_user, settings.neo4j_password)
+            if settings.neo4j_password is not None
+            else None
+        )
+        return settings.neo4j_uri, auth
+    from pegasus.neo4j_local import LocalNeo4j
+
+    state = LocalNeo4j.managed(settings).state()
+    if state is None:
+        raise ConfigError(
+            "no Neo4j configured: set NEO4J_URI (and NEO4J_PASSWORD), "
+            "or run `pegasus neo4j start` for a local server"
+        )
+    auth = (state.user, state.password) if state.password else None
+    return state.bolt_uri, auth
+
+
+class Store:
+    """Named, parameterised Cypher against one database, with retries on lost connections."""
+
+    def __init__(self, settings: Settings, driver: neo4j.Driver | None = None) -> None:
+        self.settings = settings
+        if driver is None:
+            uri, auth = resolve_connection(settings)
+            driver = GraphDatabase.driver(
+                uri, auth=auth, max_transaction_retry_time=15.0, notifications_min_severity="OFF"
+            )
+        self.driver = driver
+        self.database = settings.neo4j_database
+
+    def close(self) -> None:
+        self.driver.close()
+
+    def verify(self) -> None:
+        """Fail with a clear error when the server cannot be reached."""
+        try:
+            self.driver.verify_connectivity()
+        except AuthError as exc:
+            raise ConfigError(f"Neo4j refused the credentials: {exc.message}") from exc
+        except (ServiceUnavailable, OSError) as exc:
+            raise Neo4jUnavailableError(f"Neo4j is not reachable: {exc}") from exc
+
+    @retry(
+        retry=retry_if_exception_type(_RETRYABLE),
+        wait=wait_exponential(multiplier=0.5, max=8),
+        stop=stop_after_attempt(5),
+        reraise=True,
+    )
+    def read(self, fn: Callable[[ManagedTransaction], T]) -> T:
+        """Run `fn` in a read transaction (retried as a whole)."""
+        with self.driver.session(database=self.database) as session:
+            return session.execute_read(fn)
+
+    @retry(
+        retry=retry_if_exception_type(_RETRYABLE),
+        wait=wait_exponential(multiplier=0.5, max=8),
+        stop=stop_after_attempt(5),
+        reraise=True,
+    )
+    def write(self, fn: Callable[[ManagedTransaction], T]) -> T:
+        """Run `fn` in one write transaction: all of it commits, or none of it."""
+        with self.driver.session(database=self.database) as session:
+            return session.execute_write(fn)
+
+    def query(self, name: str, **params: Any) -> list[dict[str, Any]]:
+        """One named read query in its own transaction."""
+        return self.read(lambda tx: run(tx, name, **params))
+
+    def execute(self, name: str, **params: Any) -> list[dict[str, Any]]:
+        """One named write query in its own transaction."""
+        return self.write(lambda tx: run(tx, name, **params))
+
+    # --- schema ------------------------------------------------------------------------
+
+    def migrate(self) -> list[str]:
+        """Apply the pending `cypher/schema` migrations in order; the names applied."""
+        available = cypher.migrations()
+        applied = {r["version"]: r["checksum"] for r in self.query("read/applied_migrations")}
+        pending = cypher.check_applied(applied, available)
+        done: list[str] = []
+        for migration in pending:
+            # Schema statements cannot share a transaction with writes: one each.
+            for statement in migration.statements:
+                try:
+                    with self.driver.session(database=self.database) as session:
+                        session.run(statement).consume()
+                except neo4j.exceptions.Neo4jError as exc:
+                    raise MigrationError(
+                        f"{migration.path.name} failed: {exc.message}"
+                    ) from exc
+            self.execute(
+                "write/record_migration",
+                version=migration.version,
+                description=migration.description,
+                checksum=migration.checksum,
+                applied_at=datetime.now(UTC).isoformat(),
+            )
+            done.append(migration.path.name)
+        self._await_indexes()
+        return done
+
+    def _await_indexes(self) -> None:
+        self.query("maintenance/await_indexes", timeout_s=300)
+
+    def server_info(self) -> dict[str, Any]:
+        rows = self.query("read/server_info")
+        return rows[0] if rows else {}

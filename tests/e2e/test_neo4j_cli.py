@@ -1,0 +1,61 @@
+"""`pegasus neo4j start|status|stop` on a real server in a private PEGASUS_HOME."""
+
+import os
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+from pegasus.neo4j_local import _alive, ensure_jars, free_port, jar_dir
+from pegasus.settings import Settings
+
+
+def _pegasus(env, *args, check=True):
+    return subprocess.run(
+        [sys.executable, "-m", "pegasus", *args], env=env, capture_output=True, text=True,
+        check=check, timeout=300,
+    )
+
+
+def test_start_status_stop_with_cached_jars(tmp_path: Path):
+    shared = Settings()
+    ensure_jars(shared)  # the suite's own server already fetched them; this is a no-op then
+    home = tmp_path / "home"
+    (home / "neo4j").mkdir(parents=True)
+    # Reuse the cached jars: a second start must not download anything.
+    os.symlink(jar_dir(shared), jar_dir(Settings(home=home)))
+    bolt, http = free_port(), free_port()
+    env = {
+        **os.environ,
+        "PEGASUS_HOME": str(home),
+        "PEGASUS_NEO4J_BOLT_PORT": str(bolt),
+        "PEGASUS_NEO4J_HTTP_PORT": str(http),
+        "PEGASUS_NEO4J_HEAP": "512m",
+        "PEGASUS_NEO4J_PAGECACHE": "256m",
+    }
+    env.pop("NEO4J_URI", None)
+    began = time.monotonic()
+    started = _pegasus(env, "neo4j", "start")
+    assert "fetched" not in started.stdout
+    assert f"bolt://127.0.0.1:{bolt}" in started.stdout
+    try:
+        status = _pegasus(env, "neo4j", "status")
+        assert "running" in status.stdout and "5.26" in status.stdout
+        assert "community" in status.stdout
+        with urllib.request.urlopen(f"http://127.0.0.1:{http}/browser/", timeout=10) as page:
+            assert page.status == 200
+            assert b"Neo4j Browser" in page.read()
+        again = _pegasus(env, "neo4j", "start")  # reuses the running server
+        assert started.stdout.split("pid ")[1].split(")")[0] in again.stdout
+        password = (home / "neo4j" / "server" / "password").read_text().strip()
+        assert len(password) >= 16
+        migrated = _pegasus(env, "migrate")
+        assert "applied V0001__constraints.cypher" in migrated.stdout
+    finally:
+        pid = int(started.stdout.split("pid ")[1].split(")")[0])
+        stopped = _pegasus(env, "neo4j", "stop")
+    assert stopped.stdout.strip() == "stopped"
+    assert not _alive(pid)
+    assert _pegasus(env, "neo4j", "status", check=False).returncode == 1
+    assert time.monotonic() - began < 240

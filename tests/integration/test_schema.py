@@ -1,0 +1,83 @@
+import shutil
+from pathlib import Path
+
+import pytest
+
+from pegasus import Memory, cypher
+from pegasus.errors import MigrationError
+
+
+def _schema(driver):
+    constraints = {r["name"]: r for r in driver.execute_query("SHOW CONSTRAINTS").records}
+    indexes = {r["name"]: r for r in driver.execute_query("SHOW INDEXES").records}
+    return constraints, indexes
+
+
+def test_migrate_creates_constraints_and_vector_index(settings, raw_driver):
+    with Memory(settings) as mem:
+        assert mem.migrate() == []  # the session fixture applied them already
+    constraints, indexes = _schema(raw_driver)
+    entity = constraints["entity_identity"]
+    assert entity["type"] == "UNIQUENESS"
+    assert entity["labelsOrTypes"] == ["Entity"] and entity["properties"] == ["user_id", "id"]
+    assert constraints["conversation_identity"]["properties"] == ["user_id", "id"]
+    vector = indexes["key_embedding"]
+    assert vector["type"] == "VECTOR" and vector["state"] == "ONLINE"
+    assert vector["labelsOrTypes"] == ["Key"] and vector["properties"] == ["embedding"]
+    options = raw_driver.execute_query(
+        "SHOW VECTOR INDEXES YIELD name, options WHERE name = 'key_embedding' RETURN options"
+    ).records[0]["options"]["indexConfig"]
+    assert options["vector.dimensions"] == 384
+    assert options["vector.similarity_function"].lower() == "cosine"
+    recorded = raw_driver.execute_query(
+        "MATCH (m:PegasusMigration) RETURN m.version AS v, m.checksum AS c ORDER BY v"
+    ).records
+    assert [(r["v"], r["c"]) for r in recorded] == [
+        (m.version, m.checksum) for m in cypher.migrations()
+    ]
+
+
+def test_migrate_twice_changes_nothing(settings, raw_driver):
+    before = _schema(raw_driver)
+    with Memory(settings) as mem:
+        assert mem.migrate() == []
+        assert mem.migrate() == []
+    after = _schema(raw_driver)
+    assert sorted(before[0]) == sorted(after[0]) and sorted(before[1]) == sorted(after[1])
+
+
+def test_changed_applied_migration_is_refused(settings, raw_driver, tmp_path: Path, monkeypatch):
+    applied_before = len(cypher.migrations())
+    copy = tmp_path / "cypher"
+    shutil.copytree(cypher.cypher_dir(), copy)
+    first = sorted((copy / "schema").glob("V0001__*.cypher"))[0]
+    first.write_text(first.read_text() + "\n// edited after it was applied\n")
+    monkeypatch.setenv("PEGASUS_CYPHER_DIR", str(copy))
+    cypher.load.cache_clear()
+    try:
+        with Memory(settings) as mem, pytest.raises(MigrationError, match=first.name):
+            mem.migrate()
+    finally:
+        cypher.load.cache_clear()
+    count = raw_driver.execute_query("MATCH (m:PegasusMigration) RETURN count(m) AS n")
+    assert count.records[0]["n"] == applied_before
+
+
+def test_new_migration_file_is_applied_once(settings, raw_driver, tmp_path: Path, monkeypatch):
+    copy = tmp_path / "cypher"
+    shutil.copytree(cypher.cypher_dir(), copy)
+    (copy / "schema" / "V0999__test_extra_index.cypher").write_text(
+        "CREATE INDEX test_extra IF NOT EXISTS FOR (n:TestOnly) ON (n.x);\n"
+    )
+    monkeypatch.setenv("PEGASUS_CYPHER_DIR", str(copy))
+    cypher.load.cache_clear()
+    try:
+        with Memory(settings) as mem:
+            assert mem.migrate() == ["V0999__test_extra_index.cypher"]
+            assert mem.migrate() == []
+        names = [r["name"] for r in raw_driver.execute_query("SHOW INDEXES").records]
+        assert "test_extra" in names
+    finally:
+        raw_driver.execute_query("DROP INDEX test_extra IF EXISTS")
+        raw_driver.execute_query("MATCH (m:PegasusMigration {version: 999}) DELETE m")
+        cypher.load.cache_clear()
