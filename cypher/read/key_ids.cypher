@@ -1,0 +1,2 @@
+MATCH (k:Key {user_id: $user_id})
+RETURN k.id AS id

@@ -1,0 +1,9 @@
+// A new sighting of a stored edge: cite the conversation; take the new words and confidence
+// only when the new sighting is surer (SPEC §6). Confidence never moves otherwise.
+UNWIND $rows AS row
+MATCH (s:Entity {user_id: $user_id, id: row.source_id})-[r]->(:Entity)
+WHERE r.id = row.edge_id AND r.user_id = $user_id
+SET r.conversations = CASE WHEN $conversation_id IN r.conversations THEN r.conversations
+                           ELSE r.conversations + $conversation_id END
+FOREACH (_ IN CASE WHEN row.confidence > r.confidence THEN [1] ELSE [] END |
+  SET r.confidence = row.confidence, r.snippet = row.snippet, r.evidence = row.evidence)

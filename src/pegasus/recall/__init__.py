@@ -1,0 +1,1 @@
+"""Recall: seeds, two-hop activation, budget, rendering."""
