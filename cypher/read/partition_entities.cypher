@@ -5,3 +5,4 @@ RETURN n.id AS id, n.name AS name, n.kind AS kind, coalesce(n.aliases, []) AS al
        coalesce(n.provisional, false) AS provisional,
        coalesce(n.conversations, []) AS conversations,
        [k IN keys(n) WHERE k STARTS WITH 'p_' | [substring(k, 2), n[k]]] AS properties
+ORDER BY n.created_at, n.name, n.id

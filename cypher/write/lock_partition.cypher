@@ -1,6 +1,8 @@
-// Opens a write on one user's partition. The SET takes the Partition node's write lock, so
-// concurrent commits of the same user run one after the other (no duplicate entities).
+// Opens a write on one user's partition. Writing a property takes the Partition node's write
+// lock until the transaction ends, so concurrent commits of one user run one after the other
+// (no duplicate entities); removing it again leaves the node unchanged.
 MERGE (p:Partition {user_id: $user_id})
 ON CREATE SET p.created_at = $now, p.version = 0
-SET p.locked_at = $now
+SET p._lock = true
+REMOVE p._lock
 RETURN p.self_id AS self_id, p.version AS version

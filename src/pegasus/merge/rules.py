@@ -80,10 +80,7 @@ def match(proposed: CleanEntity, pool: list[StoredEntity], fuzzy_threshold: floa
     exact = [s for s in same_kind if fold(s.name) == name]
     if exact:
         return Match("exact", exact, [])
-    by_alias = [
-        s for s in same_kind
-        if name in s.forms()[1:] or aliases & set(s.forms())
-    ]
+    by_alias = [s for s in same_kind if name in s.forms()[1:]]
     if by_alias:
         return Match("alias", by_alias, [])
     if proposed.kind == "PERSON":
@@ -94,9 +91,10 @@ def match(proposed: CleanEntity, pool: list[StoredEntity], fuzzy_threshold: floa
         ]
         if by_nickname:
             return Match("nickname", by_nickname, [])
+    # A shared alias ("SK" on both sides) is evidence, not proof: it only nominates.
     nominated = [
         s for s in same_kind
-        if any(resembles(form, stored, fuzzy_threshold)
+        if aliases & set(s.forms()) or any(resembles(form, stored, fuzzy_threshold)
                for form in [proposed.name, *proposed.aliases] for stored in [s.name, *s.aliases])
     ]
     if proposed.same_as_hint:

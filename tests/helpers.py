@@ -1,0 +1,48 @@
+"""Shared test helpers: snapshots of the whole graph and small batch builders."""
+
+from __future__ import annotations
+
+import json
+
+
+def snapshot(driver) -> tuple[list, list]:
+    """Every node and relationship with labels, type and properties, in a stable order."""
+    nodes = driver.execute_query(
+        "MATCH (n) WHERE NOT n:PegasusMigration "
+        "RETURN labels(n) AS labels, properties(n) AS props"
+    ).records
+    rels = driver.execute_query(
+        "MATCH (a)-[r]->(b) RETURN type(r) AS type, properties(r) AS props, "
+        "a.id AS a, b.id AS b"
+    ).records
+
+    def norm(value):
+        return json.dumps(value, sort_keys=True, default=str)
+
+    return (
+        sorted(norm({"labels": sorted(r["labels"]), **r["props"]}) for r in nodes),
+        sorted(norm({"type": r["type"], "a": r["a"], "b": r["b"], **r["props"]}) for r in rels),
+    )
+
+
+def rel(source, relation, target, snippet=None, **extra):
+    return {"source": source, "relation": relation, "target": target,
+            "snippet": snippet or f"{source} {relation.lower().replace('_', ' ')} {target}",
+            **extra}
+
+
+def edges(driver, user_id, include_superseded=True):
+    """(source name, type, target name, props) of a user's memory edges."""
+    rows = driver.execute_query(
+        "MATCH (a:Entity {user_id: $u})-[r]->(b:Entity) WHERE r.user_id = $u "
+        "RETURN a.name AS a, type(r) AS t, b.name AS b, properties(r) AS p ORDER BY a, t, b",
+        u=user_id,
+    ).records
+    return [(r["a"], r["t"], r["b"], r["p"]) for r in rows
+            if include_superseded or r["p"].get("superseded_at") is None]
+
+
+def entities(driver, user_id):
+    rows = driver.execute_query(
+        "MATCH (n:Entity {user_id: $u}) RETURN n ORDER BY n.name", u=user_id).records
+    return [dict(r["n"]) | {"labels": sorted(r["n"].labels)} for r in rows]

@@ -1,0 +1,58 @@
+from datetime import UTC, datetime
+
+from pegasus.merge.plan import ResolvedRelation, StoredEdge, plan_edges
+from pegasus.models import CleanRelation
+
+AT = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def rel(target, label="WORKS_AT", cardinality="one_to_one", status="current", confidence=0.9):
+    return ResolvedRelation("u", target, CleanRelation(
+        source="U", label=label, target=target, confidence=confidence, stability="mutable",
+        cardinality=cardinality, expires_at=None, status=status, snippet="s", evidence="s"))
+
+
+def test_one_to_one_new_target_supersedes_current():
+    plan = plan_edges([rel("globex")], [StoredEdge("e1", "u", "WORKS_AT", "acme", False,
+                                                    "one_to_one", 0.9)], "x", "c", AT)
+    assert len(plan.create) == 1
+    assert plan.supersede == [{"source_id": "u", "edge_id": "e1",
+                               "by": plan.create[0]["props"]["id"]}]
+
+
+def test_reobserving_superseded_edge_revives_it_and_supersedes_the_other():
+    stored = [StoredEdge("acme", "u", "WORKS_AT", "acme", True, "one_to_one", 0.9),
+              StoredEdge("globex", "u", "WORKS_AT", "globex", False, "one_to_one", 0.9)]
+    plan = plan_edges([rel("acme")], stored, "x", "c", AT)
+    assert plan.create == [] and [r["edge_id"] for r in plan.reinforce] == ["acme"]
+    assert [r["edge_id"] for r in plan.revive] == ["acme"]
+    assert [(r["edge_id"], r["by"]) for r in plan.supersede] == [("globex", "acme")]
+
+
+def test_a_b_a_in_one_batch_leaves_a_current_and_reinforced_once():
+    stored = [StoredEdge("acme", "u", "WORKS_AT", "acme", False, "one_to_one", 0.9)]
+    plan = plan_edges([rel("acme"), rel("globex"), rel("acme")], stored, "x", "c", AT)
+    assert [r["edge_id"] for r in plan.reinforce] == ["acme"]
+    new_id = plan.create[0]["props"]["id"]
+    assert [(r["edge_id"], r["by"]) for r in plan.supersede] == [(new_id, "acme")]
+    assert plan.revive == []
+
+
+def test_one_to_many_never_supersedes():
+    stored = [StoredEdge("e1", "u", "LIKES", "tea", False, "one_to_many", 0.9)]
+    plan = plan_edges([rel("coffee", "LIKES", "one_to_many")], stored, "x", "c", AT)
+    assert plan.supersede == [] and len(plan.create) == 1
+
+
+def test_ended_supersedes_without_replacement_and_adds_nothing():
+    stored = [StoredEdge("e1", "u", "WORKS_AT", "acme", False, "one_to_one", 0.9)]
+    plan = plan_edges([rel("acme", status="ended")], stored, "x", "c", AT)
+    assert plan.create == [] and plan.supersede == [{"source_id": "u", "edge_id": "e1", "by": None}]
+    assert plan.ended == [("u", "WORKS_AT", "acme")]
+
+
+def test_new_edge_starts_at_full_strength():
+    plan = plan_edges([rel("acme")], [], "x", "c", AT)
+    props = plan.create[0]["props"]
+    assert props["strength"] == props["strength_at_touch"] == 100.0
+    assert props["touched_at"] == AT and props["user_id"] == "x" and props["conversations"] == ["c"]
