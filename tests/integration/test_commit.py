@@ -92,7 +92,7 @@ def test_alias_claimed_by_two_nodes_goes_to_review(mem, raw_driver, user_id):
     report = mem.commit(user_id, "c2", {"entities": [{"name": "SK", "kind": "PERSON"}],
                                         "relations": [rel("User", "EMAILED", "SK")]})
     assert report.merged == []
-    assert report.review_pending == [{"name": "SK", "candidates": ["Sarah Kim", "Sam Kerr"]}]
+    assert report.review_pending == [{"name": "SK", "candidates": ["Sam Kerr", "Sarah Kim"]}]
     assert len(entities(raw_driver, user_id)) == 4  # User, Sarah Kim, Sam Kerr, SK
 
 
