@@ -15,7 +15,9 @@ from pegasus.commit import CommitJob, commit_in_tx
 from pegasus.embed import Embedder
 from pegasus.errors import InvalidBatchError, PegasusError
 from pegasus.merge.review import Reviewer
-from pegasus.models import CommitReport, ExtractionBatch
+from pegasus.lifecycle import close_in_tx, consolidate
+from pegasus.models import CommitReport, DecayReport, ExtractionBatch, Recall
+from pegasus.recall.engine import Explained, RecallEngine
 from pegasus.settings import Settings
 from pegasus.store import Store
 
@@ -46,6 +48,10 @@ class Memory:
         return self._embedder or Embedder(
             self.settings.embedding_model, self.settings.embedding_dimensions
         )
+
+    @cached_property
+    def recall_engine(self) -> RecallEngine:
+        return RecallEngine(self.store, self.embedder, self.settings)
 
     def __enter__(self) -> Memory:
         return self
@@ -87,3 +93,41 @@ class Memory:
             reviewer=self.reviewer,
         )
         return self.store.write(lambda tx: commit_in_tx(tx, job))
+
+    def recall(
+        self,
+        user_id: str,
+        text: str,
+        conversation_id: str | None = None,
+        at: datetime | None = None,
+    ) -> Recall:
+        """What this message recalls; with a conversation id, the read is logged on it."""
+        explained = self.explain(user_id, text, at)
+        if conversation_id is not None:
+            _check_id("conversation_id", conversation_id)
+            self.recall_engine.log_read(user_id, conversation_id, explained, aware(at))
+        return explained.recall
+
+    def explain(self, user_id: str, text: str, at: datetime | None = None) -> Explained:
+        """A recall with every intermediate value (seeds, activation, budget); logs nothing."""
+        _check_id("user_id", user_id)
+        if not isinstance(text, str):
+            raise PegasusError("recall text must be a string")
+        if len(text) > self.settings.max_transcript_chars:
+            raise PegasusError(
+                f"message too long ({len(text)} characters, limit "
+                f"{self.settings.max_transcript_chars})")
+        return self.recall_engine.explain(user_id, text, aware(at))
+
+    def close_conversation(self, user_id: str, conversation_id: str,
+                           at: datetime | None = None) -> int:
+        """Apply the read reinforcement once per logged edge; the number of edges reinforced."""
+        _check_id("user_id", user_id)
+        _check_id("conversation_id", conversation_id)
+        now = aware(at)
+        return self.store.write(
+            lambda tx: close_in_tx(tx, self.settings, user_id, conversation_id, now))
+
+    def consolidate(self, at: datetime | None = None) -> DecayReport:
+        """The daily decay pass over every user's edges."""
+        return consolidate(self.store, self.settings, aware(at))

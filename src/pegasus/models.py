@@ -184,6 +184,6 @@ class DecayReport(BaseModel):
     at: datetime
     edges: int = 0
     dormant_now: int = 0
-    revived: int = 0
+    dormant_total: int = 0
     expired_now: int = 0
     batches: int = 0

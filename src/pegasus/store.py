@@ -113,6 +113,20 @@ class Store:
         """One named write query in its own transaction."""
         return self.write(lambda tx: run(tx, name, **params))
 
+    @retry(
+        retry=retry_if_exception_type(_RETRYABLE),
+        wait=wait_exponential(multiplier=0.5, max=8),
+        stop=stop_after_attempt(5),
+        reraise=True,
+    )
+    def auto(self, name: str, **params: Any) -> None:
+        """A named query in an auto-commit transaction (needed by CALL … IN TRANSACTIONS).
+
+        Safe to retry only because every such query here is idempotent.
+        """
+        with self.driver.session(database=self.database) as session:
+            session.run(cypher.load(name), params).consume()
+
     # --- schema ------------------------------------------------------------------------
 
     def migrate(self) -> list[str]:

@@ -1,0 +1,66 @@
+// Two-hop spreading activation (SPEC §7.5–7.6), both directions, over current edges only:
+// not dormant, not superseded, not expired at $now. Every seed starts at 1.0.
+//   contrib(u→v) = act(u) · strength(u,v) / Σ_{e∋u} strength(e) · $spread
+// Hop 1 spreads the seeds' activation; hop 2 spreads what each node received at hop 1.
+// Contributions add up. One row comes back: the reached nodes with their score, the hop
+// that first reached them and their forward/reverse shares, and every edge crossed.
+CALL () {
+  UNWIND $seed_ids AS seed_id
+  MATCH (n:Entity {user_id: $user_id, id: seed_id})
+  RETURN n
+  UNION
+  UNWIND $seed_labels AS label
+  MATCH (a:Entity {user_id: $user_id})-[r]->(b:Entity {user_id: $user_id})
+  WHERE type(r) = label AND r.user_id = $user_id AND r.superseded_at IS NULL
+    AND NOT coalesce(r.dormant, false) AND (r.expires_at IS NULL OR r.expires_at > $now)
+  UNWIND [a, b] AS n
+  RETURN n
+}
+WITH collect(DISTINCT n) AS seeds
+CALL (seeds) {
+  UNWIND seeds AS u
+  CALL (u) {
+    MATCH (u)-[x]-(:Entity {user_id: $user_id})
+    WHERE x.user_id = $user_id AND x.superseded_at IS NULL AND NOT coalesce(x.dormant, false)
+      AND (x.expires_at IS NULL OR x.expires_at > $now)
+    RETURN sum(x.strength) AS degree
+  }
+  MATCH (u)-[r]-(v:Entity {user_id: $user_id})
+  WHERE degree > 0 AND r.user_id = $user_id AND r.superseded_at IS NULL
+    AND NOT coalesce(r.dormant, false) AND (r.expires_at IS NULL OR r.expires_at > $now)
+  WITH v, r, 1.0 * r.strength / degree * $spread AS c, startNode(r) = u AS forward
+  WITH v, sum(c) AS a, sum(CASE WHEN forward THEN c ELSE 0.0 END) AS f,
+       sum(CASE WHEN forward THEN 0.0 ELSE c END) AS rv, collect(r.id) AS edges
+  RETURN collect({node: v, a: a, f: f, r: rv}) AS hop1,
+         reduce(acc = [], es IN collect(edges) | acc + es) AS hop1_edges
+}
+CALL (hop1) {
+  UNWIND hop1 AS h
+  WITH h.node AS w, h.a AS aw
+  CALL (w) {
+    MATCH (w)-[x]-(:Entity {user_id: $user_id})
+    WHERE x.user_id = $user_id AND x.superseded_at IS NULL AND NOT coalesce(x.dormant, false)
+      AND (x.expires_at IS NULL OR x.expires_at > $now)
+    RETURN sum(x.strength) AS degree
+  }
+  MATCH (w)-[r]-(v:Entity {user_id: $user_id})
+  WHERE degree > 0 AND r.user_id = $user_id AND r.superseded_at IS NULL
+    AND NOT coalesce(r.dormant, false) AND (r.expires_at IS NULL OR r.expires_at > $now)
+  WITH v, r, aw * r.strength / degree * $spread AS c, startNode(r) = w AS forward
+  WITH v, sum(c) AS a, sum(CASE WHEN forward THEN c ELSE 0.0 END) AS f,
+       sum(CASE WHEN forward THEN 0.0 ELSE c END) AS rv, collect(r.id) AS edges
+  RETURN collect({node: v, a: a, f: f, r: rv}) AS hop2,
+         reduce(acc = [], es IN collect(edges) | acc + es) AS hop2_edges
+}
+WITH hop1_edges + hop2_edges AS crossed,
+     [s IN seeds | {node: s, a: 1.0, f: 0.0, r: 0.0, hop: 0, seed: 1}]
+   + [h IN hop1 | {node: h.node, a: h.a, f: h.f, r: h.r, hop: 1, seed: 0}]
+   + [h IN hop2 | {node: h.node, a: h.a, f: h.f, r: h.r, hop: 2, seed: 0}] AS rows
+UNWIND rows AS row
+WITH crossed, row.node AS n, sum(row.a) AS score, sum(row.f) AS forward,
+     sum(row.r) AS reverse, min(row.hop) AS hop, max(row.seed) AS seed
+RETURN collect({
+         id: n.id, name: n.name, kind: n.kind, conversations: coalesce(n.conversations, []),
+         score: score, forward: forward, reverse: reverse, hop: hop, seed: seed = 1
+       }) AS nodes,
+       crossed

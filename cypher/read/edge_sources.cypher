@@ -1,0 +1,4 @@
+// The source node of each of a user's edges, so later writes can reach them through an index.
+MATCH (s:Entity {user_id: $user_id})-[r]->(:Entity)
+WHERE r.id IN $edge_ids AND r.user_id = $user_id
+RETURN s.id AS source_id, r.id AS id

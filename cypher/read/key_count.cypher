@@ -1,0 +1,1 @@
+MATCH (k:Key) RETURN count(k) AS total

@@ -1,0 +1,38 @@
+"""Conversation close (read reinforcement, SPEC §7.10) and the daily decay pass (SPEC §6)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from neo4j import ManagedTransaction
+
+from pegasus.commit import reinforce
+from pegasus.models import DecayReport
+from pegasus.settings import Settings
+from pegasus.store import Store, run
+
+
+def close_in_tx(tx: ManagedTransaction, settings: Settings, user_id: str, conversation_id: str,
+                now: datetime) -> int:
+    """Reinforce each edge the conversation's reads logged, once; the number reinforced."""
+    log = run(tx, "read/read_log", user_id=user_id, conversation_id=conversation_id)[0]
+    applied = set(log["applied"])
+    entries = [e for e in dict.fromkeys(log["pending"]) if e not in applied]
+    rows = [dict(zip(("source_id", "edge_id"), e.split("/", 1), strict=True)) for e in entries]
+    count = reinforce(tx, settings, user_id, rows, now) if rows else 0
+    run(tx, "write/close_conversation", user_id=user_id, conversation_id=conversation_id, now=now)
+    return count
+
+
+def consolidate(store: Store, settings: Settings, now: datetime) -> DecayReport:
+    """Recompute every edge's strength at `now`; mark dormant and expired edges."""
+    before = store.query("read/decay_counts")[0]
+    store.auto("maintenance/decay", now=now, lambdas=settings.decay_lambdas,
+               dormant_below=settings.dormant_below, batch_size=settings.decay_batch_size)
+    after = store.query("read/decay_counts")[0]
+    batches = -(-after["edges"] // settings.decay_batch_size) if after["edges"] else 0
+    return DecayReport(at=now, edges=after["edges"],
+                       dormant_now=max(after["dormant"] - before["dormant"], 0),
+                       dormant_total=after["dormant"],
+                       expired_now=max(after["expired"] - before["expired"], 0),
+                       batches=batches)

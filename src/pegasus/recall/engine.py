@@ -1,0 +1,177 @@
+"""One recall: words → embed → seeds → activation (Cypher) → bonus → budget → render → log."""
+
+from __future__ import annotations
+
+import math
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from pegasus.embed import Embedder
+from pegasus.models import FiredNode, Recall
+from pegasus.recall.budget import Reached, co_episode_bonus, fire
+from pegasus.recall.render import context_snippets, memory_lines
+from pegasus.recall.seeds import KeySet, Seeds, centred_scores, select_seeds
+from pegasus.settings import Settings
+from pegasus.store import Store, run
+from pegasus.text import content_words
+
+
+@dataclass
+class Explained:
+    """Everything a recall computed, for notebooks and debugging."""
+
+    words: list[str]
+    seeds: Seeds
+    reached: list[Reached]
+    fired: list[Reached]
+    crossed: list[str]
+    recall: Recall
+    shown: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class RecallParams:
+    """The knobs of one walk; recall and the extractor's write-time context differ here."""
+
+    seed_threshold: float
+    fire_threshold: float
+    total: int
+    forward_slots: int
+    reverse_slots: int
+
+    @classmethod
+    def for_recall(cls, s: Settings) -> RecallParams:
+        return cls(s.seed_threshold, s.fire_threshold, s.budget_total, s.budget_forward,
+                   s.budget_reverse)
+
+    @classmethod
+    def for_write_context(cls, s: Settings) -> RecallParams:
+        forward = math.ceil(s.write_context_budget * 0.75)
+        return cls(s.write_context_seed_threshold, s.write_context_fire_threshold,
+                   s.write_context_budget, forward, s.write_context_budget - forward)
+
+
+class RecallEngine:
+    def __init__(self, store: Store, embedder: Embedder, settings: Settings) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.settings = settings
+        self._keys: OrderedDict[tuple[str, int], KeySet] = OrderedDict()
+
+    # --- keys ----------------------------------------------------------------------------
+
+    def _keyset(self, rows: list[dict[str, Any]]) -> KeySet:
+        return KeySet(
+            ids=[r["id"] for r in rows], kinds=[r["kind"] for r in rows],
+            entity_ids=[r["entity_id"] for r in rows], labels=[r["label"] for r in rows],
+            vectors=np.array([r["embedding"] for r in rows], dtype=np.float64).reshape(
+                len(rows), self.settings.embedding_dimensions),
+        )
+
+    def _exact_keys(self, user_id: str, version: int) -> KeySet:
+        """All of a user's keys, cached per partition version (any commit bumps it)."""
+        cache_key = (user_id, version)
+        if cache_key not in self._keys:
+            self._keys[cache_key] = self._keyset(
+                self.store.query("read/partition_keys", user_id=user_id))
+            while len(self._keys) > 64:
+                self._keys.popitem(last=False)
+        self._keys.move_to_end(cache_key)
+        return self._keys[cache_key]
+
+    def _index_keys(self, user_id: str, vectors: np.ndarray, user_keys: int) -> KeySet:
+        """Candidates from the vector index, oversampled so other users cannot crowd them out."""
+        total = self.store.query("read/key_count")[0]["total"]
+        per_word = self.settings.index_candidates_per_word
+        k = min(total, math.ceil(per_word * total / max(user_keys, 1)))
+        rows: dict[str, dict[str, Any]] = {}
+        for vector in vectors:
+            for row in self.store.query("read/seed_candidates", user_id=user_id, k=k,
+                                        vector=vector.tolist()):
+                rows[row["id"]] = row
+        return self._keyset(list(rows.values()))
+
+    def seeds(self, user_id: str, words: list[str], seed_threshold: float) -> Seeds:
+        state = self.store.query("read/partition_state", user_id=user_id)
+        if not words or not state or not state[0]["key_count"]:
+            return Seeds({}, {}, [])
+        mean = np.array(state[0]["key_mean"], dtype=np.float64)
+        vectors = self.embedder.embed(words)
+        if state[0]["key_count"] <= self.settings.exact_scan_max_keys:
+            keys = self._exact_keys(user_id, state[0]["version"])
+        else:
+            keys = self._index_keys(user_id, vectors, state[0]["key_count"])
+        if not keys.ids:
+            return Seeds({}, {}, [])
+        scores = centred_scores(vectors, keys.vectors, mean)
+        return select_seeds(words, scores, keys, seed_threshold, self.settings.margin_top,
+                            self.settings.margin_gap)
+
+    # --- the walk ------------------------------------------------------------------------
+
+    def activate(self, user_id: str, seeds: Seeds, now: datetime
+                 ) -> tuple[list[Reached], list[str]]:
+        rows = self.store.query(
+            "read/activation", user_id=user_id, seed_ids=list(seeds.entity_scores),
+            seed_labels=list(seeds.labels), now=now, spread=self.settings.spread_factor)
+        if not rows:
+            return [], []
+        reached = [
+            Reached(id=n["id"], name=n["name"], kind=n["kind"], score=n["score"], hop=n["hop"],
+                    seed=n["seed"], forward=n["forward"], reverse=n["reverse"],
+                    conversations=list(n["conversations"]),
+                    match_score=seeds.entity_scores.get(n["id"], 0.0))
+            for n in rows[0]["nodes"]
+        ]
+        return reached, list(dict.fromkeys(rows[0]["crossed"]))
+
+    def explain(self, user_id: str, text: str, now: datetime,
+                params: RecallParams | None = None) -> Explained:
+        """The whole recall without the read log."""
+        s = self.settings
+        params = params or RecallParams.for_recall(s)
+        words = content_words(text)
+        seeds = self.seeds(user_id, words, params.seed_threshold)
+        if seeds.empty:
+            return Explained(words, seeds, [], [], [], Recall())
+        reached, crossed = self.activate(user_id, seeds, now)
+        co_episode_bonus(reached, s.co_episode_threshold, s.co_episode_bonus)
+        fired = fire(reached, params.fire_threshold, params.total, params.forward_slots,
+                     params.reverse_slots)
+        if not fired:
+            return Explained(words, seeds, reached, [], crossed, Recall())
+        hot = [n for n in fired if n.score >= s.context_threshold]
+        block = self.store.query(
+            "read/fired_edges", user_id=user_id, fired_ids=[n.id for n in fired],
+            hot_ids=[n.id for n in hot], per_node=s.context_snippets, now=now)[0]
+        lines, shown = memory_lines(block["memory"])
+        by_id = {c["id"]: c["snippets"] for c in block["context"]}
+        context = context_snippets([by_id.get(n.id, []) for n in hot], s.context_snippets)
+        recall = Recall(
+            memory=lines, context=context,
+            nodes=[FiredNode(entity_id=n.id, name=n.name, kind=n.kind, score=n.score,
+                             direction=n.direction, hop=n.hop) for n in fired],
+            edge_ids=[e["id"] for e in shown],
+        )
+        return Explained(words, seeds, reached, fired, crossed, recall, shown)
+
+    def log_read(self, user_id: str, conversation_id: str, explained: Explained,
+                 now: datetime) -> None:
+        """Log the edges this read used on the conversation (shown, or every edge crossed)."""
+        if self.settings.read_reinforce == "shown":
+            entries = [f"{e['source_id']}/{e['id']}" for e in explained.shown]
+        else:
+            entries = self._crossed_entries(user_id, explained.crossed)
+        self.store.write(lambda tx: run(tx, "write/read_log", user_id=user_id,
+                                        conversation_id=conversation_id, entries=entries,
+                                        now=now))
+
+    def _crossed_entries(self, user_id: str, edge_ids: list[str]) -> list[str]:
+        if not edge_ids:
+            return []
+        rows = self.store.query("read/edge_sources", user_id=user_id, edge_ids=edge_ids)
+        return [f"{r['source_id']}/{r['id']}" for r in rows]

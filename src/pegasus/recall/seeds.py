@@ -1,0 +1,75 @@
+"""Seed matching (SPEC §7.2–7.5): content words against the user's keys, centred scores."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass
+class KeySet:
+    """A user's keys as a matrix, with what each row points at."""
+
+    ids: list[str]
+    kinds: list[str]
+    entity_ids: list[str | None]
+    labels: list[str | None]
+    vectors: np.ndarray  # (n, d), unit length
+
+
+@dataclass
+class Seeds:
+    entity_scores: dict[str, float]  # entity id → best match score
+    labels: dict[str, float]  # relation label → best match score
+    matches: list[tuple[str, str, float]]  # (word, key id, score), for explanations
+
+    @property
+    def empty(self) -> bool:
+        return not self.entity_scores and not self.labels
+
+
+def centre(vectors: np.ndarray, mean: np.ndarray) -> np.ndarray:
+    """(v − μ) / ‖v − μ‖ per row; a row equal to μ stays zero."""
+    shifted = vectors - mean
+    norms = np.linalg.norm(shifted, axis=1, keepdims=True)
+    return np.divide(shifted, norms, out=np.zeros_like(shifted), where=norms > 1e-12)
+
+
+def centred_scores(words: np.ndarray, keys: np.ndarray, mean: np.ndarray) -> np.ndarray:
+    """score[i, j] = q_c(i) · k_c(j) with both centred on the user's key mean."""
+    return centre(words, mean) @ centre(keys, mean).T
+
+
+def select_seeds(
+    words: list[str],
+    scores: np.ndarray,
+    keys: KeySet,
+    threshold: float = 0.30,
+    margin_top: float = 0.15,
+    margin_gap: float = 0.15,
+) -> Seeds:
+    """Keys above the threshold seed; a clear winner by margin seeds too (SPEC §7.4)."""
+    entity_scores: dict[str, float] = {}
+    labels: dict[str, float] = {}
+    matches: list[tuple[str, str, float]] = []
+    for i, word in enumerate(words):
+        row = scores[i]
+        if row.size == 0:
+            continue
+        accepted = set(np.flatnonzero(row > threshold).tolist())
+        order = np.argsort(-row)
+        top = int(order[0])
+        runner_up = float(row[order[1]]) if row.size > 1 else -1.0
+        if row[top] > margin_top and row[top] - runner_up >= margin_gap:
+            accepted.add(top)
+        for j in accepted:
+            score = float(row[j])
+            matches.append((word, keys.ids[j], score))
+            if keys.kinds[j] == "entity" and keys.entity_ids[j]:
+                eid = keys.entity_ids[j]
+                entity_scores[eid] = max(entity_scores.get(eid, -1.0), score)
+            elif keys.labels[j]:
+                label = keys.labels[j]
+                labels[label] = max(labels.get(label, -1.0), score)
+    return Seeds(entity_scores, labels, matches)
