@@ -1,0 +1,117 @@
+"""The activation Cypher against a hand-built graph with known strengths (SPEC §7.6)."""
+
+from datetime import UTC, datetime
+
+import pytest
+
+from pegasus import Memory
+from pegasus.recall.seeds import Seeds
+from tests.helpers import rel
+
+NOW = datetime(2026, 6, 1, tzinfo=UTC)
+SPREAD = 0.6
+
+# (source, label, target, strength); U is the self node and the seed.
+EDGES = [
+    ("U", "KNOWS", "A", 100.0), ("U", "LIKES", "B", 50.0), ("B", "WORKS_WITH", "A", 30.0),
+    ("C", "MENTORS", "U", 20.0), ("A", "VISITED", "D", 40.0), ("U", "FOLLOWS", "H", 10.0),
+    ("H", "LINKS_TO", "X1", 100.0), ("H", "LINKS_TO", "X2", 100.0), ("H", "LINKS_TO", "X3", 100.0),
+]
+# Edges that must carry nothing and count in no denominator.
+HIDDEN = [("U", "WORKED_AT", "Z", 100.0, "superseded"), ("U", "MET", "Y", 100.0, "dormant"),
+          ("A", "ATTENDS", "W", 100.0, "expired")]
+
+
+def reference(edges, seeds):
+    """SPEC §7.6 computed by hand-written loops, the oracle for the Cypher."""
+    def degree(n):
+        return sum(s for a, _, b, s in edges if n in (a, b))
+
+    def spread(activation):
+        out, fwd, rev = {}, {}, {}
+        for u, act in activation.items():
+            d = degree(u)
+            for a, _, b, s in edges:
+                if u not in (a, b) or d == 0:
+                    continue
+                v = b if a == u else a
+                c = act * s / d * SPREAD
+                out[v] = out.get(v, 0.0) + c
+                (fwd if a == u else rev)[v] = (fwd if a == u else rev).get(v, 0.0) + c
+        return out, fwd, rev
+
+    hop1, f1, r1 = spread({s: 1.0 for s in seeds})
+    hop2, f2, r2 = spread(hop1)
+    nodes = set(seeds) | set(hop1) | set(hop2)
+    total = {n: (1.0 if n in seeds else 0.0) + hop1.get(n, 0.0) + hop2.get(n, 0.0) for n in nodes}
+    hop = {n: 0 if n in seeds else (1 if n in hop1 else 2) for n in nodes}
+    forward = {n: f1.get(n, 0.0) + f2.get(n, 0.0) for n in nodes}
+    reverse = {n: r1.get(n, 0.0) + r2.get(n, 0.0) for n in nodes}
+    return total, hop, forward, reverse, hop1
+
+
+@pytest.fixture
+def graph(settings, raw_driver, user_id):
+    with Memory(settings) as mem:
+        names = {n for a, _, b, *_ in EDGES + HIDDEN for n in (a, b)} - {"U"}
+        mem.commit(user_id, "c1", {
+            "entities": [{"name": "U", "kind": "PERSON", "is_user": True}]
+                        + [{"name": n, "kind": "THING"} for n in sorted(names)],
+            "relations": [rel(a, lbl, b) for a, lbl, b, *_ in EDGES + HIDDEN],
+        }, at=NOW)
+        for a, lbl, b, s, *state in EDGES + HIDDEN:
+            raw_driver.execute_query(
+                "MATCH (x:Entity {user_id: $u, name: $a})-[r]->(y:Entity {user_id: $u, name: $b}) "
+                "WHERE type(r) = $l SET r.strength = $s, "
+                "r.superseded_at = CASE WHEN $state = 'superseded' THEN $now END, "
+                "r.dormant = ($state = 'dormant'), "
+                "r.expires_at = CASE WHEN $state = 'expired' THEN $now END",
+                u=user_id, a=a, b=b, l=lbl, s=s, state=state[0] if state else "", now=NOW)
+        ids = {r["name"]: r["id"] for r in raw_driver.execute_query(
+            "MATCH (n:Entity {user_id: $u}) RETURN n.name AS name, n.id AS id", u=user_id).records}
+        yield mem, ids
+
+
+def test_activation_matches_the_formula_to_1e9(graph, user_id):
+    mem, ids = graph
+    reached, crossed = mem.recall_engine.activate(user_id, Seeds({ids["U"]: 1.0}, {}, []), NOW)
+    got = {n.name: n for n in reached}
+    total, hop, forward, reverse, hop1 = reference(EDGES, {"U"})
+    assert set(got) == set(total)
+    for name in total:
+        assert got[name].score == pytest.approx(total[name], abs=1e-9), name
+        assert got[name].hop == hop[name], name
+        assert got[name].forward == pytest.approx(forward[name], abs=1e-9)
+        assert got[name].reverse == pytest.approx(reverse[name], abs=1e-9)
+    # hand-checked values: deg(U) = 100 + 50 + 20 + 10 = 180
+    assert hop1["A"] == pytest.approx(100 / 180 * 0.6)
+    assert hop1["C"] == pytest.approx(20 / 180 * 0.6)
+    # A is reached at hop 1 from U and at hop 2 from B (two paths add up)
+    assert got["A"].score == pytest.approx(
+        100 / 180 * 0.6 + (50 / 180 * 0.6) * 30 / 80 * 0.6, abs=1e-9)
+    # the hub H (degree 310) dilutes: each X gets a small share of H's small activation
+    assert got["X1"].score == pytest.approx((10 / 180 * 0.6) * 100 / 310 * 0.6, abs=1e-9)
+    assert got["C"].direction == "reverse" and got["A"].direction == "forward"
+    assert got["U"].direction == "seed" and got["D"].hop == 2
+    for hidden in ("Z", "Y", "W"):
+        assert hidden not in got
+    assert len(crossed) == len(set(crossed))
+
+
+def test_two_seeds_and_relation_label_seeds(graph, user_id):
+    mem, ids = graph
+    reached, _ = mem.recall_engine.activate(
+        user_id, Seeds({ids["B"]: 0.9}, {"VISITED": 0.5}, []), NOW)
+    got = {n.name: n.score for n in reached}
+    total, *_ = reference(EDGES, {"B", "A", "D"})  # VISITED's current endpoints are A and D
+    assert got == pytest.approx(total, abs=1e-9)
+
+
+def test_scores_stay_within_bounds(graph, user_id):
+    mem, ids = graph
+    reached, _ = mem.recall_engine.activate(
+        user_id, Seeds({i: 1.0 for i in ids.values()}, {}, []), NOW)
+    seeds = len(ids)
+    for node in reached:
+        # a node receives at most 0.6 of each neighbour's activation per hop
+        assert 0.0 <= node.score <= 1.0 + SPREAD * seeds + SPREAD * SPREAD * seeds

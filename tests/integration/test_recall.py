@@ -1,0 +1,157 @@
+import math
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from pegasus import Memory
+from tests.helpers import edges, rel, snapshot
+
+T0 = datetime(2026, 4, 1, 9, 0, tzinfo=UTC)
+
+WORK = {
+    "entities": [
+        {"name": "Bill", "kind": "PERSON", "is_user": True},
+        {"name": "Sarah", "kind": "PERSON", "properties": {"role": "manager"}},
+        {"name": "Acme", "kind": "ORG"},
+        {"name": "Globex", "kind": "ORG"},
+        {"name": "Tokyo", "kind": "PLACE"},
+    ],
+    "relations": [
+        rel("User", "HAS_BOSS", "Sarah", stability="mutable", cardinality="one_to_one",
+            snippet="my boss Sarah moved the deadline again, honestly I'm exhausted"),
+        rel("User", "WORKS_AT", "Acme", cardinality="one_to_one",
+            snippet="I've been at Acme for three years"),
+        rel("Sarah", "WORKS_AT", "Acme", snippet="Sarah runs the platform team at Acme"),
+        rel("User", "VISITED", "Tokyo", snippet="Tokyo in April was the best trip of my life"),
+    ],
+}
+
+
+@pytest.fixture
+def mem(settings, user_id):
+    with Memory(settings) as memory:
+        memory.commit(user_id, "c1", WORK, at=T0)
+        yield memory
+
+
+def test_a_message_about_the_boss_recalls_her_and_her_words(mem, user_id):
+    recall = mem.recall(user_id, "I had another argument with my manager Sarah", at=T0)
+    assert "Bill -[HAS_BOSS]-> Sarah" in recall.memory
+    assert "my boss Sarah moved the deadline again, honestly I'm exhausted" in recall.context
+    names = {n.name: n for n in recall.nodes}
+    assert names["Sarah"].direction == "seed" and names["Sarah"].hop == 0
+    text = recall.render()
+    assert text.startswith("[MEMORY]\n") and "[CONTEXT]\n" in text
+    assert recall.as_json()["nodes"][0].keys() == {"name", "kind", "score", "direction", "hop"}
+
+
+def test_relation_label_matches_without_a_named_node(mem, user_id):
+    recall = mem.recall(user_id, "where did I travel recently?", at=T0)
+    assert "Bill -[VISITED]-> Tokyo" in recall.memory
+
+
+def test_unrelated_message_recalls_nothing(mem, user_id):
+    recall = mem.recall(user_id, "the the and of", at=T0)
+    assert recall.render() == "" and recall.nodes == []
+
+
+def test_superseded_and_dormant_edges_are_absent_from_both_blocks(mem, raw_driver, user_id):
+    mem.commit(user_id, "c2", {"relations": [
+        rel("User", "WORKS_AT", "Globex", cardinality="one_to_one",
+            snippet="I just started at Globex")]}, at=T0 + timedelta(days=1))
+    raw_driver.execute_query(
+        "MATCH (:Entity {user_id: $u})-[r:VISITED]->() SET r.dormant = true", u=user_id)
+    recall = mem.recall(user_id, "how are things at Acme and Globex? Tokyo?", at=T0)
+    assert "Bill -[WORKS_AT]-> Acme" not in recall.memory
+    assert "Bill -[WORKS_AT]-> Globex" in recall.memory
+    assert "I've been at Acme for three years" not in recall.context
+    assert not any("VISITED" in line for line in recall.memory)
+    assert "Tokyo in April was the best trip of my life" not in recall.context
+
+
+def test_expired_edges_are_hidden_after_expiry(mem, user_id):
+    mem.commit(user_id, "c2", {"entities": [{"name": "Dentist", "kind": "EVENT"}],
+                               "relations": [rel("User", "HAS_APPOINTMENT", "Dentist",
+                                                 stability="time_bound",
+                                                 expires_at=(T0 + timedelta(days=2)).isoformat(),
+                                                 snippet="dentist on Thursday, dreading it")]},
+               at=T0)
+    before = mem.recall(user_id, "dentist appointment", at=T0 + timedelta(days=1))
+    after = mem.recall(user_id, "dentist appointment", at=T0 + timedelta(days=3))
+    assert "Bill -[HAS_APPOINTMENT]-> Dentist" in before.memory
+    assert not any("HAS_APPOINTMENT" in line for line in after.memory)
+
+
+def test_recall_writes_nothing_but_the_read_log(mem, raw_driver, user_id):
+    before = snapshot(raw_driver)
+    mem.recall(user_id, "my manager Sarah", at=T0)
+    assert snapshot(raw_driver) == before
+    mem.recall(user_id, "my manager Sarah", conversation_id="c2", at=T0)
+    after = snapshot(raw_driver)
+    added = set(after[0]) - set(before[0])
+    assert set(before[0]) <= set(after[0]) and after[1] == before[1]
+    assert len(added) == 1 and '"Conversation"' in next(iter(added))
+    log = raw_driver.execute_query(
+        "MATCH (c:Conversation {user_id: $u, id: 'c2'}) RETURN c.read_log AS log", u=user_id
+    ).records[0]["log"]
+    assert log and all("/" in entry for entry in log)
+
+
+def test_close_reinforces_each_shown_edge_once(mem, raw_driver, user_id):
+    later = T0 + timedelta(days=20)
+    recall = mem.recall(user_id, "my manager Sarah", conversation_id="c2", at=later)
+    mem.recall(user_id, "Sarah again, my manager", conversation_id="c2", at=later)
+    shown = set(recall.edge_ids)
+    assert mem.close_conversation(user_id, "c2", at=later) == len(shown)
+    assert mem.close_conversation(user_id, "c2", at=later) == 0  # once
+    for _, label, _, p in edges(raw_driver, user_id):
+        lam = {"mutable": 0.02, "stable": 0.005}[p["stability"]]
+        if p["id"] in shown:
+            assert p["strength"] == pytest.approx(min(100 * math.exp(-lam * 20) + 15, 100), abs=1e-9)
+            assert p["touched_at"].to_native() == later
+        else:
+            assert p["strength"] == 100.0 and p["touched_at"].to_native() == T0, label
+
+
+def test_crossed_mode_reinforces_every_edge_the_walk_crossed(settings, raw_driver, user_id):
+    crossed = settings.model_copy(update={"read_reinforce": "crossed"})
+    with Memory(crossed) as mem:
+        mem.commit(user_id, "c1", WORK, at=T0)
+        explained = mem.explain(user_id, "my manager Sarah", at=T0)
+        mem.recall(user_id, "my manager Sarah", conversation_id="c2", at=T0)
+        reinforced = mem.close_conversation(user_id, "c2", at=T0 + timedelta(days=1))
+    assert reinforced == len(set(explained.crossed)) == 4
+
+
+def _tenant_batch(snippet):
+    return {"entities": [{"name": "Sarah", "kind": "PERSON"}],
+            "relations": [rel("User", "HAS_BOSS", "Sarah", snippet=snippet)]}
+
+
+def test_two_users_with_the_same_names_see_only_their_own(settings, user_id):
+    alice, bob = user_id + "-alice", user_id + "-bob"
+    with Memory(settings) as mem:
+        mem.commit(alice, "c1", _tenant_batch("alice says Sarah is a great boss"), at=T0)
+        mem.commit(bob, "c1", _tenant_batch("bob says Sarah never listens"), at=T0)
+        a = mem.recall(alice, "Sarah my boss", at=T0)
+        b = mem.recall(bob, "Sarah my boss", at=T0)
+    assert a.context == ["alice says Sarah is a great boss"]
+    assert b.context == ["bob says Sarah never listens"]
+    assert {n.entity_id for n in a.nodes}.isdisjoint({n.entity_id for n in b.nodes})
+
+
+@pytest.mark.parametrize("exact_max", [20_000, 0])  # exact scan, then the vector-index path
+def test_a_crowded_neighbour_never_pushes_out_this_users_keys(settings, user_id, exact_max):
+    crowd, me = user_id + "-crowd", user_id + "-me"
+    with Memory(settings) as mem:
+        mem.commit(crowd, "c1", {
+            "entities": [{"name": f"Boss {i}", "kind": "PERSON"} for i in range(150)],
+            "relations": [rel("User", f"HAS_BOSS_{i}", f"Boss {i}") for i in range(150)],
+        }, at=T0)
+        mem.commit(me, "c1", _tenant_batch("my boss Sarah is fair"), at=T0)
+    tuned = settings.model_copy(update={"exact_scan_max_keys": exact_max,
+                                        "index_candidates_per_word": 5})
+    with Memory(tuned) as mem:
+        recall = mem.recall(me, "boss Sarah", at=T0)
+    assert recall.context == ["my boss Sarah is fair"]
+    assert all(not n.name.startswith("Boss") for n in recall.nodes)

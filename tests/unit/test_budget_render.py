@@ -1,0 +1,68 @@
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pegasus.models import Recall
+from pegasus.recall.budget import Reached, co_episode_bonus, fire
+from pegasus.recall.render import context_snippets, memory_lines
+
+
+def node(name, score, direction="forward", convs=(), hop=1):
+    return Reached(id=name, name=name, kind="THING", score=score, hop=hop,
+                   seed=direction == "seed", forward=1.0 if direction == "forward" else 0.0,
+                   reverse=1.0 if direction == "reverse" else 0.0, conversations=list(convs))
+
+
+def test_nine_candidates_fire_eight_with_six_two_split():
+    nodes = [node(f"f{i}", 0.9 - i * 0.05) for i in range(7)] + \
+            [node(f"r{i}", 0.8 - i * 0.05, "reverse") for i in range(3)]
+    fired = fire(nodes)
+    assert len(fired) == 8
+    assert sorted(n.name for n in fired if n.direction == "reverse") == ["r0", "r1"]
+    assert sorted(n.name for n in fired if n.direction != "reverse") == [f"f{i}" for i in range(6)]
+
+
+def test_unused_reverse_slots_backfill_forward_and_vice_versa():
+    fired = fire([node(f"f{i}", 0.9 - i * 0.01) for i in range(10)] + [node("r", 0.5, "reverse")])
+    assert len(fired) == 8 and sum(n.direction == "reverse" for n in fired) == 1
+    fired = fire([node("f", 0.9)] + [node(f"r{i}", 0.8 - i * 0.01, "reverse") for i in range(10)])
+    assert len(fired) == 8 and sum(n.direction == "reverse" for n in fired) == 7
+
+
+def test_below_threshold_never_fires_and_seeds_count_as_forward():
+    fired = fire([node("s", 1.0, "seed", hop=0), node("low", 0.29), node("edge", 0.30)])
+    assert [n.name for n in fired] == ["s", "edge"]
+
+
+def test_co_episode_bonus_once_and_not_for_seeds():
+    seed = node("s", 1.0, "seed", convs=["c1"], hop=0)
+    warm = node("w", 0.2, convs=["c1", "c2"])
+    cold = node("c", 0.1, convs=["c9"])
+    co_episode_bonus([seed, warm, cold])
+    assert warm.score == 0.2 + 0.15 and cold.score == 0.1 and seed.score == 1.0
+
+
+@given(st.lists(st.tuples(st.floats(0, 3), st.sampled_from(["seed", "forward", "reverse"])),
+                max_size=30))
+def test_budget_bounds(items):
+    fired = fire([node(f"n{i}", s, d) for i, (s, d) in enumerate(items)])
+    assert len(fired) <= 8 and all(n.score >= 0.30 for n in fired)
+    assert sum(n.direction == "reverse" for n in fired) <= 8 - min(
+        6, sum(1 for s, d in items if s >= 0.30 and d != "reverse"))
+
+
+def test_memory_lines_strongest_first_in_arrow_format():
+    lines, _ = memory_lines([
+        {"source": "Bill", "label": "LIKES", "target": "Tea", "strength": 40.0},
+        {"source": "Bill", "label": "HAS_BOSS", "target": "Sarah", "strength": 90.0},
+    ])
+    assert lines == ["Bill -[HAS_BOSS]-> Sarah", "Bill -[LIKES]-> Tea"]
+
+
+def test_context_snippets_verbatim_deduplicated_at_most_four_per_node():
+    per_node = [[{"snippet": f"s{i}"} for i in range(6)], [{"snippet": "s0"}, {"snippet": "t"}]]
+    assert context_snippets(per_node, 4) == ["s0", "s1", "s2", "s3", "t"]
+
+
+def test_empty_recall_renders_empty_text():
+    assert Recall().render() == ""
+    assert Recall(memory=["A -[X]-> B"]).render() == "[MEMORY]\nA -[X]-> B"
