@@ -113,3 +113,125 @@ def _read_json(path: Path) -> object:
         return json.loads(text)
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise typer.BadParameter(f"{path}: {exc}") from exc
+
+
+UserOption = Annotated[str, typer.Option("--user", help="The user whose memory this is.")]
+ConversationOption = Annotated[str, typer.Option("--conversation", help="Conversation id.")]
+
+
+def _memory():
+    from pegasus.memory import Memory
+
+    return Memory(Settings())
+
+
+@app.command()
+def commit(
+    file: Annotated[Path, typer.Argument(help="Extraction batch (JSON), or - for stdin.")],
+    user: UserOption,
+    conversation: ConversationOption,
+    at: AtOption = None,
+    transcript: Annotated[
+        Path | None, typer.Option(help="Transcript (JSON list of turns) to check snippets.")
+    ] = None,
+) -> None:
+    """Commit an extraction batch without any LLM (SPEC §3); prints the commit report."""
+    batch = _read_json(file)
+    turns = _read_json(transcript) if transcript else None
+    try:
+        with _memory() as mem:
+            report = mem.commit(user, conversation, batch, at=parse_at(at), transcript=turns)
+    except PegasusError as exc:
+        fail(exc)
+    typer.echo(report.model_dump_json(indent=2, exclude_defaults=True))
+
+
+@app.command()
+def remember(
+    transcript: Annotated[Path, typer.Argument(help="Transcript: JSON list of {role, content}.")],
+    user: UserOption,
+    conversation: ConversationOption,
+    at: AtOption = None,
+) -> None:
+    """Extract with the configured LLM, then clean, merge and commit."""
+    turns = _read_json(transcript)
+    try:
+        with _memory() as mem:
+            report = mem.remember(user, conversation, turns, at=parse_at(at))
+    except PegasusError as exc:
+        fail(exc)
+    typer.echo(report.model_dump_json(indent=2, exclude_defaults=True))
+
+
+@app.command()
+def recall(
+    text: Annotated[str, typer.Argument(help="The user's message.")],
+    user: UserOption,
+    conversation: Annotated[
+        str | None, typer.Option("--conversation", help="Log the read on this conversation.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON (SPEC §9).")] = False,
+    at: AtOption = None,
+) -> None:
+    """Print the [MEMORY]/[CONTEXT] block this message recalls (empty when nothing fires)."""
+    try:
+        with _memory() as mem:
+            result = mem.recall(user, text, conversation_id=conversation, at=parse_at(at))
+    except PegasusError as exc:
+        fail(exc)
+    if as_json:
+        typer.echo(json.dumps(result.as_json(), indent=2, ensure_ascii=False))
+    elif result.render():
+        typer.echo(result.render())
+
+
+@app.command()
+def close(user: UserOption, conversation: ConversationOption, at: AtOption = None) -> None:
+    """Close a conversation: reinforce each edge its reads used, once."""
+    try:
+        with _memory() as mem:
+            count = mem.close_conversation(user, conversation, at=parse_at(at))
+    except PegasusError as exc:
+        fail(exc)
+    typer.echo(f"reinforced {count} edges")
+
+
+@app.command()
+def consolidate(at: AtOption = None) -> None:
+    """The daily decay pass over every edge."""
+    try:
+        with _memory() as mem:
+            report = mem.consolidate(at=parse_at(at))
+    except PegasusError as exc:
+        fail(exc)
+    typer.echo(report.model_dump_json(indent=2))
+
+
+@app.command()
+def demo(
+    llm: Annotated[bool, typer.Option(help="Extract the samples with the configured LLM.")] = False,
+) -> None:
+    """Start (or reuse) the local Neo4j, remember the sample conversations, recall a message."""
+    from pegasus.demo import run_demo
+    from pegasus.memory import Memory
+    from pegasus.neo4j_local import LocalNeo4j, ensure_jars
+
+    settings = Settings()
+    try:
+        if settings.neo4j_uri is None:
+            typer.echo("starting Neo4j (first run fetches the jars from Maven Central)…")
+            began = time.monotonic()
+            ensure_jars(settings)
+            state = LocalNeo4j.managed(settings).start()
+            typer.echo(f"Neo4j {state.version} at {state.bolt_uri} "
+                       f"({time.monotonic() - began:.1f}s); Browser: {state.browser_url}")
+        with Memory(settings) as mem:
+            applied = mem.migrate()
+            typer.echo(f"schema: {', '.join(applied) if applied else 'up to date'}")
+            typer.echo("loading the embedding model…")
+            mem.embedder.embed(["warm up"])
+            typer.echo("remembering the sample conversations:")
+            block = run_demo(mem, typer.echo, use_llm=llm)
+    except PegasusError as exc:
+        fail(exc)
+    typer.echo("\n" + (block or "(nothing recalled)"))

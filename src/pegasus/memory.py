@@ -8,16 +8,17 @@ from types import TracebackType
 from typing import Any
 
 import neo4j
+from langchain_core.language_models import BaseChatModel
 from pydantic import ValidationError
 
 from pegasus.clock import aware
 from pegasus.commit import CommitJob, commit_in_tx
 from pegasus.embed import Embedder
 from pegasus.errors import InvalidBatchError, PegasusError
-from pegasus.merge.review import Reviewer
 from pegasus.lifecycle import close_in_tx, consolidate
-from pegasus.models import CommitReport, DecayReport, ExtractionBatch, Recall
-from pegasus.recall.engine import Explained, RecallEngine
+from pegasus.merge.review import Reviewer
+from pegasus.models import CommitReport, DecayReport, ExtractionBatch, Recall, Turn
+from pegasus.recall.engine import Explained, RecallEngine, RecallParams
 from pegasus.settings import Settings
 from pegasus.store import Store
 
@@ -37,11 +38,24 @@ class Memory:
         driver: neo4j.Driver | None = None,
         reviewer: Reviewer | None = None,
         embedder: Embedder | None = None,
+        llm: BaseChatModel | None = None,
     ) -> None:
         self.settings = settings or Settings()
         self.store = Store(self.settings, driver)
+        self._llm = llm
+        if reviewer is None and (llm is not None or self.settings.llm_model):
+            from pegasus.merge.llm_review import LLMReviewer
+
+            reviewer = LLMReviewer(self.llm)
         self.reviewer = reviewer
         self._embedder = embedder
+
+    @cached_property
+    def llm(self) -> BaseChatModel:
+        """The chat model for extraction and review (settings, unless one was passed in)."""
+        from pegasus.llm import chat_model
+
+        return self._llm or chat_model(self.settings)
 
     @cached_property
     def embedder(self) -> Embedder:
@@ -131,3 +145,37 @@ class Memory:
     def consolidate(self, at: datetime | None = None) -> DecayReport:
         """The daily decay pass over every user's edges."""
         return consolidate(self.store, self.settings, aware(at))
+
+    def remember(
+        self,
+        user_id: str,
+        conversation_id: str,
+        turns: list[dict[str, str]] | list[Turn],
+        at: datetime | None = None,
+    ) -> CommitReport:
+        """Extract the conversation with the LLM (staged, resumable), then commit it."""
+        from pegasus.extract.extractor import Extractor, Staging
+
+        _check_id("user_id", user_id)
+        _check_id("conversation_id", conversation_id)
+        try:
+            checked = [Turn.model_validate(t).model_dump() for t in turns]
+        except (ValidationError, TypeError) as exc:
+            raise InvalidBatchError(f"not a transcript (a list of {{role, content}}): {exc}"
+                                    ) from exc
+        size = sum(len(t["content"]) for t in checked)
+        if size > self.settings.max_transcript_chars:
+            raise InvalidBatchError(
+                f"transcript too long ({size} characters, limit "
+                f"{self.settings.max_transcript_chars}); split the conversation")
+        staging = Staging(self.settings.home, user_id, conversation_id)
+        user_words = "\n".join(t["content"] for t in checked if t["role"] == "user")
+        context = self.recall_engine.explain(
+            user_id, user_words, aware(at), RecallParams.for_write_context(self.settings)
+        ).recall.render()
+        batch, notes = Extractor(self.llm, self.settings.llm_max_retries).run(
+            checked, staging, context, self.settings.extract_assistant_turns)
+        report = self.commit(user_id, conversation_id, batch, at=at, transcript=checked)
+        report.notes = notes + report.notes
+        staging.clear()
+        return report

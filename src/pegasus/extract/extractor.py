@@ -1,0 +1,181 @@
+"""Tool-calling extraction with a staged batch (SPEC §8).
+
+The model records each entity and relation through a tool call as soon as it considers it;
+every valid call is appended to a staging file at once. A cut-off run resumes from the staged
+part (shown to the model) instead of starting over. Nothing touches the graph until the staged
+batch goes through clean → merge → commit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from pydantic import BaseModel, ValidationError
+from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential
+
+from pegasus.errors import ExtractionError
+from pegasus.llm import prompt
+from pegasus.models import ConversationIn, EntityIn, ExtractionBatch, RelationIn
+
+
+class record_entity(EntityIn):  # noqa: N801 - the tool's name as the model sees it
+    """Record an entity (person, org, place, event, thing, topic, preference, other)."""
+
+
+class record_relation(RelationIn):  # noqa: N801
+    """Record a relation between two entities, with the user's verbatim words as snippet."""
+
+
+class record_conversation(ConversationIn):  # noqa: N801
+    """Record the conversation: a short summary, importance 0–1, a few tags."""
+
+
+class finish(BaseModel):  # noqa: N801
+    """Call once when everything worth remembering is recorded."""
+
+
+TOOLS = {t.__name__: t for t in (record_entity, record_relation, record_conversation, finish)}
+MAX_ROUNDS = 40
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Errors worth retrying: timeouts, dropped connections, rate limits, 5xx."""
+    if isinstance(exc, TimeoutError | ConnectionError):
+        return True
+    return type(exc).__name__ in {"APITimeoutError", "APIConnectionError", "RateLimitError",
+                                  "InternalServerError", "ServiceUnavailableError"}
+
+
+class Staging:
+    """The staged tool calls of one (user, conversation), one JSON line each, fsynced."""
+
+    def __init__(self, root: Path, user_id: str, conversation_id: str) -> None:
+        digest = hashlib.sha256(f"{user_id}\0{conversation_id}".encode()).hexdigest()[:32]
+        self.path = root / "staging" / f"{digest}.jsonl"
+
+    def load(self) -> list[dict[str, Any]]:
+        if not self.path.exists():
+            return []
+        items = []
+        for line in self.path.read_text(encoding="utf-8").splitlines():
+            try:
+                items.append(json.loads(line))
+            except json.JSONDecodeError:
+                continue  # a line cut off by a crash
+        return items
+
+    def append(self, item: dict[str, Any]) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self.path.open("a", encoding="utf-8") as f:
+            f.write(json.dumps(item, default=str) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+
+    def clear(self) -> None:
+        self.path.unlink(missing_ok=True)
+
+
+def batch_from(items: list[dict[str, Any]]) -> ExtractionBatch:
+    """The staged calls as one batch (cleaning combines repeated entities)."""
+    batch = ExtractionBatch()
+    for item in items:
+        args = item["args"]
+        if item["tool"] == "record_entity":
+            batch.entities.append(EntityIn.model_validate(args))
+        elif item["tool"] == "record_relation":
+            batch.relations.append(RelationIn.model_validate(args))
+        elif item["tool"] == "record_conversation":
+            batch.conversation = ConversationIn.model_validate(args)
+    return batch
+
+
+def transcript_block(turns: list[dict[str, str]], with_assistant: bool) -> str:
+    return "\n".join(
+        f"{t['role'].upper()}: {t['content']}" for t in turns
+        if t["role"] == "user" or (with_assistant and t["role"] == "assistant")
+    )
+
+
+class Extractor:
+    """Drives one chat model through the recording tools."""
+
+    def __init__(self, model: BaseChatModel, max_retries: int = 4) -> None:
+        try:
+            self.bound = model.bind_tools(list(TOOLS.values()))
+        except NotImplementedError:  # scripted test models emit tool calls without binding
+            self.bound = model
+        self.max_retries = max_retries
+
+    def _invoke(self, messages: list[BaseMessage]) -> AIMessage:
+        for attempt in Retrying(
+            retry=retry_if_exception(is_transient),
+            wait=wait_exponential(multiplier=0.5, max=30),
+            stop=stop_after_attempt(self.max_retries),
+            reraise=True,
+        ):
+            with attempt:
+                return self.bound.invoke(messages)
+        raise AssertionError("unreachable")
+
+    def run(self, turns: list[dict[str, str]], staging: Staging, context: str,
+            with_assistant: bool = False) -> tuple[ExtractionBatch, list[str]]:
+        """Extract into `staging`; the staged batch and notes on refused calls."""
+        staged = staging.load()
+        notes: list[str] = []
+        human = ("TRANSCRIPT\n" + transcript_block(turns, with_assistant)
+                 + "\n\nKNOWN MEMORY\n" + (context or "(nothing relevant yet)"))
+        if staged:
+            human += ("\n\nALREADY RECORDED (an earlier run was cut off; do not repeat these, "
+                      "continue from here)\n" + "\n".join(json.dumps(i) for i in staged))
+        messages: list[BaseMessage] = [SystemMessage(prompt("extract_v1")), HumanMessage(human)]
+        finished = False
+        for _ in range(MAX_ROUNDS):
+            reply = self._invoke(messages)
+            if not isinstance(reply, AIMessage):
+                raise ExtractionError("the extractor returned something other than a message")
+            messages.append(reply)
+            calls = list(reply.tool_calls) + [
+                {"name": None, "args": {}, "id": c.get("id")}
+                for c in getattr(reply, "invalid_tool_calls", [])
+            ]
+            if not calls:
+                break
+            done = False
+            for call in calls:
+                tool = TOOLS.get(call["name"] or "")
+                if tool is None:
+                    notes.append(f"unknown or unreadable tool call {call['name']!r} ignored")
+                    answer = "error: unknown tool, or arguments that are not JSON"
+                elif tool is finish:
+                    done, answer = True, "finished"
+                else:
+                    try:
+                        args = tool.model_validate(call["args"]).model_dump(mode="json")
+                    except ValidationError as exc:
+                        message = exc.errors()[0]["msg"]
+                        notes.append(f"{call['name']} refused: {message}")
+                        answer = f"error: {message}; fix the arguments and call again"
+                    else:
+                        staging.append({"tool": call["name"], "args": args})
+                        answer = "recorded"
+                messages.append(ToolMessage(answer, tool_call_id=call.get("id") or "call"))
+            if done:
+                finished = True
+                break
+        else:
+            notes.append(f"stopped after {MAX_ROUNDS} rounds")
+        staged = staging.load()
+        if not staged and not finished:
+            # An empty memory is valid only when the model says so by calling finish.
+            raise ExtractionError(
+                "the extractor recorded nothing and did not call finish"
+                + (": " + "; ".join(notes[:5]) if notes else ""))
+        if not finished:
+            notes.append("the extractor stopped without calling finish; kept what it recorded")
+        return batch_from(staged), notes

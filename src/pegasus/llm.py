@@ -1,0 +1,32 @@
+"""The chat model behind extraction and review: langchain's ChatOpenAI from settings."""
+
+from __future__ import annotations
+
+from importlib import resources
+
+from langchain_core.language_models import BaseChatModel
+
+from pegasus.errors import ConfigError
+from pegasus.settings import Settings
+
+
+def chat_model(settings: Settings) -> BaseChatModel:
+    """ChatOpenAI for any OpenAI-compatible endpoint (OpenAI, Ollama, vLLM …)."""
+    if not settings.llm_model:
+        raise ConfigError(
+            "no LLM configured: set PEGASUS_LLM_MODEL (and PEGASUS_LLM_BASE_URL / "
+            "PEGASUS_LLM_API_KEY for an OpenAI-compatible server), or commit extraction "
+            "batches directly with `pegasus commit`"
+        )
+    from langchain_openai import ChatOpenAI
+
+    return ChatOpenAI(
+        model=settings.llm_model, base_url=settings.llm_base_url,
+        api_key=settings.llm_api_key or "not-needed", timeout=settings.llm_timeout_s,
+        max_retries=0,  # tenacity retries the whole call (pegasus.extract.extractor)
+    )
+
+
+def prompt(name: str) -> str:
+    """A versioned prompt file, e.g. prompt("extract_v1")."""
+    return (resources.files("pegasus") / "extract" / "prompts" / f"{name}.md").read_text("utf-8")

@@ -1,0 +1,77 @@
+"""The CLI verbs end to end against the session's Neo4j (NEO4J_URI points them at it)."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.helpers import rel
+
+
+@pytest.fixture
+def env(migrated_server):
+    uri, auth = migrated_server
+    env = {**os.environ, "NEO4J_URI": uri, "HF_HUB_OFFLINE": "1"}
+    if auth:
+        env["NEO4J_USER"], env["NEO4J_PASSWORD"] = auth
+    return env
+
+
+def pegasus(env, *args, stdin=None, check=True):
+    done = subprocess.run([sys.executable, "-m", "pegasus", *args], env=env, input=stdin,
+                          capture_output=True, text=True, timeout=300)
+    if check and done.returncode != 0:
+        raise AssertionError(done.stderr)
+    return done
+
+
+def test_commit_recall_close_consolidate(env, tmp_path, user_id, settings):
+    batch = tmp_path / "batch.json"
+    batch.write_text(json.dumps({
+        "entities": [{"name": "Sarah", "kind": "PERSON"}],
+        "relations": [rel("User", "HAS_BOSS", "Sarah", stability="mutable",
+                          snippet="my boss Sarah is brilliant")],
+    }))
+    at = "2026-05-01T10:00:00Z"
+    report = json.loads(pegasus(env, "commit", "--user", user_id, "--conversation", "c1",
+                                "--at", at, str(batch)).stdout)
+    assert report["edges_created"] == ["User -[HAS_BOSS]-> Sarah"]
+    out = pegasus(env, "recall", "--user", user_id, "--json", "--conversation", "c2",
+                  "--at", "2026-05-11T10:00:00Z", "how is my boss Sarah").stdout
+    data = json.loads(out)
+    assert data["memory"] == ["User -[HAS_BOSS]-> Sarah"]
+    assert data["context"] == ["my boss Sarah is brilliant"]
+    assert data["text"].startswith("[MEMORY]")
+    assert {n["name"] for n in data["nodes"]} == {"User", "Sarah"}
+    plain = pegasus(env, "recall", "--user", user_id, "my boss Sarah").stdout
+    assert plain.startswith("[MEMORY]\nUser -[HAS_BOSS]-> Sarah")
+    closed = pegasus(env, "close", "--user", user_id, "--conversation", "c2",
+                     "--at", "2026-05-11T10:00:00Z").stdout
+    assert closed.strip() == "reinforced 1 edges"
+    decay = json.loads(pegasus(env, "consolidate", "--at", "2026-06-10T10:00:00Z").stdout)
+    assert decay["edges"] >= 1 and decay["at"].startswith("2026-06-10")
+
+
+def test_bad_input_gets_a_clear_error_and_exit_code(env, tmp_path, user_id):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    done = pegasus(env, "commit", "--user", user_id, "--conversation", "c1", str(bad),
+                   check=False)
+    assert done.returncode == 2 and "bad.json" in done.stderr
+    wrong = tmp_path / "wrong.json"
+    wrong.write_text(json.dumps({"relations": "nope"}))
+    done = pegasus(env, "commit", "--user", user_id, "--conversation", "c1", str(wrong),
+                   check=False)
+    assert done.returncode == 2 and "not an extraction batch" in done.stderr
+    done = pegasus(env, "recall", "--user", user_id, "--at", "yesterday", "x", check=False)
+    assert done.returncode == 2 and "--at" in done.stderr
+
+
+def test_remember_without_an_llm_says_how_to_configure_one(env, tmp_path, user_id):
+    transcript = tmp_path / "t.json"
+    transcript.write_text(json.dumps([{"role": "user", "content": "my boss Sarah"}]))
+    done = pegasus(env, "remember", "--user", user_id, "--conversation", "c1", str(transcript),
+                   check=False)
+    assert done.returncode == 2 and "PEGASUS_LLM_MODEL" in done.stderr
