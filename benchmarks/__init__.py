@@ -1,0 +1,1 @@
+"""Benchmarks, run on demand; results go to docs/benchmarks.md."""
