@@ -235,3 +235,32 @@ def demo(
     except PegasusError as exc:
         fail(exc)
     typer.echo("\n" + (block or "(nothing recalled)"))
+
+
+@app.command()
+def review(
+    user: UserOption,
+    undo: Annotated[str | None, typer.Option(help="Undo the merge with this record id.")] = None,
+    pending: Annotated[bool, typer.Option(help="Also list candidates awaiting review.")] = False,
+    at: AtOption = None,
+) -> None:
+    """List flagged merges (to inspect), or undo one."""
+    try:
+        with _memory() as mem:
+            if undo:
+                result = mem.undo_merge(user, undo, at=parse_at(at))
+                typer.echo(f"undone: {result['restored']} is separate from {result['survivor']} "
+                           f"again ({result['edges_moved']} edges moved back)")
+                return
+            records = mem.merges(user, include_pending=pending)
+    except PegasusError as exc:
+        fail(exc)
+    if not records:
+        typer.echo("nothing to review")
+    for r in records:
+        if r["status"] == "pending":
+            typer.echo(f"{r['id']}  pending  {r['absorbed_name']} ({r['kind']}) may be one of: "
+                       f"{', '.join(r['candidate_names'] or [])}  [{r['conversation_id']}]")
+        else:
+            typer.echo(f"{r['id']}  flagged  {r['absorbed_name']} → {r['survivor_name']} "
+                       f"({r['kind']}, confidence {r['confidence']:.2f})  [{r['conversation_id']}]")

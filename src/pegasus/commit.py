@@ -7,6 +7,7 @@ transaction and leaves the graph as it was.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import uuid
@@ -113,6 +114,7 @@ class _Resolver:
                 confidence: float | None, status: str, before: StoredEntity | None) -> None:
         self.merge_records.append({
             "id": str(uuid.uuid4()),
+            "forms": [proposed.name, *proposed.aliases],
             "props": {
                 "status": status, "rule": rule, "confidence": confidence,
                 "survivor_id": target.id, "survivor_name": target.name,
@@ -146,7 +148,7 @@ class _Resolver:
         if self.self_id is not None:
             node = self.by_id[self.self_id]
             if proposed is not None and proposed.is_user:
-                before = StoredEntity(**{**node.__dict__, "aliases": list(node.aliases)})
+                before = copy.deepcopy(node)
                 if is_placeholder(node.name):
                     node.name = proposed.name
                 self._absorb(node, proposed)
@@ -173,8 +175,7 @@ class _Resolver:
         found = match(proposed, self.pool, settings.fuzzy_similarity)
         target = found.merge_target
         if target is not None:
-            before = StoredEntity(**{**target.__dict__, "aliases": list(target.aliases),
-                                     "properties": dict(target.properties)})
+            before = copy.deepcopy(target)
             self._absorb(target, proposed)
             if target.id not in self.created:
                 self.report.merged.append(MergeOutcome(
@@ -208,8 +209,7 @@ class _Resolver:
             self.report.notes.append(
                 f"{proposed.name}: reviewer kept it apart from {best.name} ({confidence:.2f})")
             return self._new(proposed)
-        before = StoredEntity(**{**best.__dict__, "aliases": list(best.aliases),
-                                 "properties": dict(best.properties)})
+        before = copy.deepcopy(best)
         self._absorb(best, proposed)
         outcome = MergeOutcome(name=proposed.name, into=best.name, entity_id=best.id,
                                rule="review", confidence=confidence)
@@ -355,6 +355,15 @@ def commit_in_tx(tx: ManagedTransaction, job: CommitJob) -> CommitReport:
         run(tx, "write/revive_edges", rows=plan.revive, **edge_params)
     if plan.supersede:
         run(tx, "write/supersede_edges", rows=plan.supersede, **edge_params)
+    created_edges = {row["props"]["id"] for row in plan.create}
+    for record in resolver.merge_records:
+        # The edges this conversation made for the absorbed name, so an undo can move them.
+        forms = {fold(f) for f in record.pop("forms", [])}
+        record["props"]["edge_ids"] = [
+            edge_id for item, edge_id in zip(resolved, plan.relation_edges, strict=True)
+            if edge_id in created_edges
+            and (fold(item.relation.source) in forms or fold(item.relation.target) in forms)
+        ]
     if resolver.merge_records:
         run(tx, "write/merge_records", user_id=user_id, now=now, rows=resolver.merge_records)
 

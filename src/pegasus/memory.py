@@ -179,3 +179,18 @@ class Memory:
         report.notes = notes + report.notes
         staging.clear()
         return report
+
+    def merges(self, user_id: str, include_pending: bool = False) -> list[dict[str, Any]]:
+        """Flagged merges to inspect (and pending review candidates when asked)."""
+        _check_id("user_id", user_id)
+        statuses = ["flagged", "pending"] if include_pending else ["flagged"]
+        return self.store.query("read/merge_records", user_id=user_id, statuses=statuses)
+
+    def undo_merge(self, user_id: str, record_id: str, at: datetime | None = None
+                   ) -> dict[str, Any]:
+        """Split a merge again: the survivor as it was, the absorbed entity and its edges back."""
+        from pegasus.merge.undo import undo_in_tx
+
+        _check_id("user_id", user_id)
+        now = aware(at)
+        return self.store.write(lambda tx: undo_in_tx(tx, self.embedder, user_id, record_id, now))

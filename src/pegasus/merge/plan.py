@@ -48,6 +48,8 @@ class EdgePlan:
     ended: list[tuple[str, str, str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     edge_ids: list[str] = field(default_factory=list)
+    # the edge each input relation landed on (None for an `ended` one), in input order
+    relation_edges: list[str | None] = field(default_factory=list)
 
 
 def plan_edges(
@@ -79,6 +81,7 @@ def plan_edges(
         existing = next((e for e in group if e.target_id == item.target_id), None)
         triple = (item.source_id, rel.label, item.target_id)
         if rel.status == "ended":
+            plan.relation_edges.append(None)
             if existing is not None and not existing.superseded:
                 supersede(existing, None)
             else:
@@ -118,6 +121,7 @@ def plan_edges(
             group.append(edges[edge_id])
         touched.add(edge_id)
         plan.edge_ids.append(edge_id)
+        plan.relation_edges.append(edge_id)
         if one_to_one:
             for other in group:
                 if other.target_id != item.target_id and not other.superseded:
