@@ -24,4 +24,5 @@ def memory(**overrides) -> Iterator[Memory]:
 
 
 def machine() -> str:
-    return f"{platform.node()}: {os.cpu_count()} cores, {platform.platform()}, Python {platform.python_version()}"
+    return (f"{platform.node()}: {os.cpu_count()} cores, {platform.platform()}, "
+            f"Python {platform.python_version()}")

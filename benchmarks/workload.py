@@ -46,10 +46,7 @@ def conversations(rng: random.Random, edges: int = 200, per_conversation: int = 
     made = set()
     relations = []
     while len(relations) < edges:
-        if rng.random() < 0.4:
-            a = "User"
-        else:
-            a = rng.choices(names, weights=[degree[n] for n in names])[0]
+        a = "User" if rng.random() < 0.4 else rng.choices(names, weights=[degree[n] for n in names])[0]
         b = rng.choices(names, weights=[degree[n] for n in names])[0]
         label = rng.choice(LABELS)
         if a == b or (a, label, b) in made:
