@@ -97,13 +97,7 @@ def neo4j_status() -> None:
 @app.command()
 def migrate() -> None:
     """Apply the versioned schema in cypher/schema (idempotent)."""
-    from pegasus.memory import Memory
-
-    try:
-        with Memory(Settings()) as mem:
-            applied = mem.migrate()
-    except PegasusError as exc:
-        fail(exc)
+    applied = _with_memory(lambda mem: mem.migrate())
     typer.echo("\n".join(f"applied {name}" for name in applied) or "schema up to date")
 
 
@@ -119,10 +113,15 @@ UserOption = Annotated[str, typer.Option("--user", help="The user whose memory t
 ConversationOption = Annotated[str, typer.Option("--conversation", help="Conversation id.")]
 
 
-def _memory():
+def _with_memory(action):
+    """Run `action(memory)` against the configured database; errors exit with code 2."""
     from pegasus.memory import Memory
 
-    return Memory(Settings())
+    try:
+        with Memory(Settings()) as mem:
+            return action(mem)
+    except PegasusError as exc:
+        fail(exc)
 
 
 @app.command()
@@ -138,11 +137,9 @@ def commit(
     """Commit an extraction batch without any LLM (SPEC §3); prints the commit report."""
     batch = _read_json(file)
     turns = _read_json(transcript) if transcript else None
-    try:
-        with _memory() as mem:
-            report = mem.commit(user, conversation, batch, at=parse_at(at), transcript=turns)
-    except PegasusError as exc:
-        fail(exc)
+    when = parse_at(at)
+    report = _with_memory(
+        lambda mem: mem.commit(user, conversation, batch, at=when, transcript=turns))
     typer.echo(report.model_dump_json(indent=2, exclude_defaults=True))
 
 
@@ -155,11 +152,7 @@ def remember(
 ) -> None:
     """Extract with the configured LLM, then clean, merge and commit."""
     turns = _read_json(transcript)
-    try:
-        with _memory() as mem:
-            report = mem.remember(user, conversation, turns, at=parse_at(at))
-    except PegasusError as exc:
-        fail(exc)
+    report = _with_memory(lambda mem: mem.remember(user, conversation, turns, at=parse_at(at)))
     typer.echo(report.model_dump_json(indent=2, exclude_defaults=True))
 
 
@@ -174,11 +167,7 @@ def recall(
     at: AtOption = None,
 ) -> None:
     """Print the [MEMORY]/[CONTEXT] block this message recalls (empty when nothing fires)."""
-    try:
-        with _memory() as mem:
-            result = mem.recall(user, text, conversation_id=conversation, at=parse_at(at))
-    except PegasusError as exc:
-        fail(exc)
+    result = _with_memory(lambda mem: mem.recall(user, text, conversation_id=conversation, at=parse_at(at)))
     if as_json:
         typer.echo(json.dumps(result.as_json(), indent=2, ensure_ascii=False))
     elif result.render():
@@ -188,22 +177,14 @@ def recall(
 @app.command()
 def close(user: UserOption, conversation: ConversationOption, at: AtOption = None) -> None:
     """Close a conversation: reinforce each edge its reads used, once."""
-    try:
-        with _memory() as mem:
-            count = mem.close_conversation(user, conversation, at=parse_at(at))
-    except PegasusError as exc:
-        fail(exc)
+    count = _with_memory(lambda mem: mem.close_conversation(user, conversation, at=parse_at(at)))
     typer.echo(f"reinforced {count} edges")
 
 
 @app.command()
 def consolidate(at: AtOption = None) -> None:
     """The daily decay pass over every edge."""
-    try:
-        with _memory() as mem:
-            report = mem.consolidate(at=parse_at(at))
-    except PegasusError as exc:
-        fail(exc)
+    report = _with_memory(lambda mem: mem.consolidate(at=parse_at(at)))
     typer.echo(report.model_dump_json(indent=2))
 
 
@@ -245,16 +226,12 @@ def review(
     at: AtOption = None,
 ) -> None:
     """List flagged merges (to inspect), or undo one."""
-    try:
-        with _memory() as mem:
-            if undo:
-                result = mem.undo_merge(user, undo, at=parse_at(at))
-                typer.echo(f"undone: {result['restored']} is separate from {result['survivor']} "
-                           f"again ({result['edges_moved']} edges moved back)")
-                return
-            records = mem.merges(user, include_pending=pending)
-    except PegasusError as exc:
-        fail(exc)
+    if undo:
+        result = _with_memory(lambda mem: mem.undo_merge(user, undo, at=parse_at(at)))
+        typer.echo(f"undone: {result['restored']} is separate from {result['survivor']} "
+                   f"again ({result['edges_moved']} edges moved back)")
+        return
+    records = _with_memory(lambda mem: mem.merges(user, include_pending=pending))
     if not records:
         typer.echo("nothing to review")
     for r in records:
