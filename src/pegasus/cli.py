@@ -107,6 +107,8 @@ def _read_json(path: Path) -> object:
         return json.loads(text)
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise typer.BadParameter(f"{path}: {exc}") from exc
+    except RecursionError as exc:
+        raise typer.BadParameter(f"{path}: JSON too deeply nested") from exc
 
 
 UserOption = Annotated[str, typer.Option("--user", help="The user whose memory this is.")]

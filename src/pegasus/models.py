@@ -5,7 +5,24 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+MAX_PROPERTY_DEPTH = 32
+
+
+def nesting_depth(value: Any, limit: int) -> int:
+    """How deeply lists and dicts nest in `value`, counted up to `limit` + 1 (no recursion)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list | tuple):
+            deepest = max(deepest, depth)
+            if depth > limit:
+                return depth
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children)
+    return deepest
+
 
 KINDS = ("PERSON", "ORG", "PLACE", "EVENT", "THING", "TOPIC", "PREFERENCE", "OTHER")
 CARDINALITIES = ("one_to_one", "one_to_many")
@@ -27,6 +44,13 @@ class EntityIn(_Lenient):
     confidence: float = 0.5
     is_user: bool = False
     same_as_hint: str | None = None
+
+    @field_validator("properties")
+    @classmethod
+    def _not_too_deep(cls, value: dict[str, Any]) -> dict[str, Any]:
+        if nesting_depth(value, MAX_PROPERTY_DEPTH) > MAX_PROPERTY_DEPTH:
+            raise ValueError(f"property values may nest at most {MAX_PROPERTY_DEPTH} levels")
+        return value
 
 
 class RelationIn(_Lenient):

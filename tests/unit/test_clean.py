@@ -152,3 +152,14 @@ def test_cleaning_never_emits_self_loops_malformed_labels_or_snippetless_edges(e
     for e in out.entities:
         assert e.name.strip() and 0.0 <= e.confidence <= 1.0
         assert "\x00" not in e.name
+
+
+def test_nesting_depth_counts_without_recursion():
+    from pegasus.models import nesting_depth
+
+    deep: object = 1
+    for _ in range(100_000):
+        deep = [deep]
+    assert nesting_depth(deep, 32) == 33  # stops counting past the limit
+    assert nesting_depth({"a": [1, {"b": 2}]}, 32) == 3
+    assert nesting_depth("scalar", 32) == 0
