@@ -47,6 +47,8 @@ class Settings(BaseSettings):
     neo4j_browser_version: str = "5.24.0"
     neo4j_bolt_port: int = 7687
     neo4j_http_port: int = 7474
+    neo4j_retry_time_s: float = 15.0  # the driver's own retry window per transaction
+    neo4j_retry_attempts: int = 5  # whole units of work retried on a lost connection
     neo4j_heap: str = "2g"
     neo4j_pagecache: str = "2g"
 

@@ -14,12 +14,7 @@ from neo4j.exceptions import (
     SessionExpired,
     TransientError,
 )
-from tenacity import (
-    retry,
-    retry_if_exception_type,
-    stop_after_attempt,
-    wait_exponential,
-)
+from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
 from pegasus import cypher
 from pegasus.errors import ConfigError, MigrationError, Neo4jUnavailableError
@@ -66,7 +61,8 @@ class Store:
         if driver is None:
             uri, auth = resolve_connection(settings)
             driver = GraphDatabase.driver(
-                uri, auth=auth, max_transaction_retry_time=15.0, notifications_min_severity="OFF"
+                uri, auth=auth, max_transaction_retry_time=settings.neo4j_retry_time_s,
+                notifications_min_severity="OFF",
             )
         self.driver = driver
         self.database = settings.neo4j_database
@@ -83,27 +79,37 @@ class Store:
         except (ServiceUnavailable, OSError) as exc:
             raise Neo4jUnavailableError(f"Neo4j is not reachable: {exc}") from exc
 
-    @retry(
-        retry=retry_if_exception_type(_RETRYABLE),
-        wait=wait_exponential(multiplier=0.5, max=8),
-        stop=stop_after_attempt(5),
-        reraise=True,
-    )
+    def _retrying(self, work: Callable[[], T]) -> T:
+        """Run `work`, retried as a whole on a lost connection; then a clear error."""
+        try:
+            for attempt in Retrying(
+                retry=retry_if_exception_type(_RETRYABLE),
+                wait=wait_exponential(multiplier=0.5, max=8),
+                stop=stop_after_attempt(self.settings.neo4j_retry_attempts),
+                reraise=True,
+            ):
+                with attempt:
+                    return work()
+        except (ServiceUnavailable, SessionExpired) as exc:
+            raise Neo4jUnavailableError(
+                f"lost the connection to Neo4j and could not get it back ({exc}); "
+                "the transaction was not committed"
+            ) from exc
+        raise AssertionError("unreachable")
+
     def read(self, fn: Callable[[ManagedTransaction], T]) -> T:
         """Run `fn` in a read transaction (retried as a whole)."""
-        with self.driver.session(database=self.database) as session:
-            return session.execute_read(fn)
+        def work() -> T:
+            with self.driver.session(database=self.database) as session:
+                return session.execute_read(fn)
+        return self._retrying(work)
 
-    @retry(
-        retry=retry_if_exception_type(_RETRYABLE),
-        wait=wait_exponential(multiplier=0.5, max=8),
-        stop=stop_after_attempt(5),
-        reraise=True,
-    )
     def write(self, fn: Callable[[ManagedTransaction], T]) -> T:
         """Run `fn` in one write transaction: all of it commits, or none of it."""
-        with self.driver.session(database=self.database) as session:
-            return session.execute_write(fn)
+        def work() -> T:
+            with self.driver.session(database=self.database) as session:
+                return session.execute_write(fn)
+        return self._retrying(work)
 
     def query(self, name: str, **params: Any) -> list[dict[str, Any]]:
         """One named read query in its own transaction."""
@@ -113,19 +119,15 @@ class Store:
         """One named write query in its own transaction."""
         return self.write(lambda tx: run(tx, name, **params))
 
-    @retry(
-        retry=retry_if_exception_type(_RETRYABLE),
-        wait=wait_exponential(multiplier=0.5, max=8),
-        stop=stop_after_attempt(5),
-        reraise=True,
-    )
     def auto(self, name: str, **params: Any) -> None:
         """A named query in an auto-commit transaction (needed by CALL … IN TRANSACTIONS).
 
         Safe to retry only because every such query here is idempotent.
         """
-        with self.driver.session(database=self.database) as session:
-            session.run(cypher.load(name), params).consume()
+        def work() -> None:
+            with self.driver.session(database=self.database) as session:
+                session.run(cypher.load(name), params).consume()
+        self._retrying(work)
 
     # --- schema ------------------------------------------------------------------------
 
