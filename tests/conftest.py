@@ -72,11 +72,11 @@ def _clear(uri: str, auth) -> None:
 
 
 @pytest.fixture
-def settings(migrated_server) -> Settings:
-    """Settings pointing at a clean, migrated graph."""
+def settings(migrated_server, tmp_path) -> Settings:
+    """Settings pointing at a clean, migrated graph; a private home for staging files."""
     uri, auth = migrated_server
     _clear(uri, auth)
-    return _settings(uri, auth)
+    return _settings(uri, auth, home=tmp_path / "pegasus-home")
 
 
 @pytest.fixture

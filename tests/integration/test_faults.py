@@ -60,3 +60,70 @@ def test_server_killed_mid_commit_commits_nothing_and_says_so(own_server, monkey
     with Memory(settings) as mem:
         report = mem.commit("u", "c2", batch)
     assert report.edges_created == ["User -[WORKS_AT]-> Acme"]
+
+
+def test_a_transient_lost_connection_during_recall_is_retried(settings, user_id, monkeypatch):
+    from neo4j.exceptions import ServiceUnavailable
+
+    import pegasus.store as store_module
+
+    with Memory(settings) as mem:
+        mem.commit(user_id, "c1", {"entities": [{"name": "Sarah", "kind": "PERSON"}],
+                                   "relations": [rel("User", "HAS_BOSS", "Sarah",
+                                                     snippet="my boss Sarah")]})
+        expected = mem.recall(user_id, "boss Sarah")
+        original, calls = store_module.run, []
+
+        def flaky(tx, name, **params):
+            calls.append(name)
+            if name == "read/activation" and calls.count(name) == 1:
+                raise ServiceUnavailable("connection reset by peer")
+            return original(tx, name, **params)
+
+        monkeypatch.setattr(store_module, "run", flaky)
+        again = mem.recall(user_id, "boss Sarah")
+    assert calls.count("read/activation") == 2  # failed once, retried once
+    assert again.memory == expected.memory == ["User -[HAS_BOSS]-> Sarah"]
+    assert again.context == ["my boss Sarah"]
+
+
+def test_an_llm_that_keeps_timing_out_leaves_the_extraction_resumable(settings, user_id):
+    from langchain_core.language_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessage
+
+    from pegasus.extract.extractor import Staging
+
+    turns = [{"role": "user", "content": "my boss Sarah is great"}]
+    first = {"name": "record_entity", "args": {"name": "Sarah", "kind": "PERSON"},
+             "id": "1", "type": "tool_call"}
+
+    class Replies:
+        def __init__(self, items):
+            self.items = list(items)
+
+        def __iter__(self):
+            return self
+
+        def __next__(self):
+            item = self.items.pop(0)
+            if isinstance(item, BaseException):
+                raise item
+            return item
+
+    timeouts = [TimeoutError("upstream timed out")] * 4
+    slow = GenericFakeChatModel(messages=Replies([AIMessage(content="", tool_calls=[first]),
+                                                  *timeouts]))
+    with Memory(settings, llm=slow) as mem, pytest.raises(TimeoutError):
+        mem.remember(user_id, "c1", turns)
+    staging = Staging(settings.home, user_id, "c1")
+    assert [i["args"]["name"] for i in staging.load()] == ["Sarah"]
+    relation = {"name": "record_relation", "id": "2", "type": "tool_call",
+                "args": {"source": "User", "relation": "HAS_BOSS", "target": "Sarah",
+                         "snippet": "my boss Sarah is great"}}
+    done = {"name": "finish", "args": {}, "id": "3", "type": "tool_call"}
+    back = GenericFakeChatModel(messages=Replies([AIMessage(content="", tool_calls=[relation]),
+                                                  AIMessage(content="", tool_calls=[done])]))
+    with Memory(settings, llm=back) as mem:
+        report = mem.remember(user_id, "c1", turns)
+    assert report.edges_created == ["User -[HAS_BOSS]-> Sarah"]
+    assert not staging.path.exists()
