@@ -46,3 +46,26 @@ def entities(driver, user_id):
     rows = driver.execute_query(
         "MATCH (n:Entity {user_id: $u}) RETURN n ORDER BY n.name", u=user_id).records
     return [dict(r["n"]) | {"labels": sorted(r["n"].labels)} for r in rows]
+
+
+def scripted_model(*replies):
+    """A langchain-core fake chat model answering with `replies` in turn; an exception among
+    them is raised at that turn, and later replies still follow (a generator could not)."""
+    from langchain_core.language_models import GenericFakeChatModel
+
+    class Replies:
+        def __init__(self):
+            self.queue = list(replies)
+
+        def __iter__(self):
+            return self
+
+        def __next__(self):
+            if not self.queue:
+                raise StopIteration
+            reply = self.queue.pop(0)
+            if isinstance(reply, BaseException):
+                raise reply
+            return reply
+
+    return GenericFakeChatModel(messages=Replies())

@@ -19,7 +19,7 @@ from neo4j import ManagedTransaction
 
 from pegasus.embed import Embedder
 from pegasus.errors import ConversationConflictError
-from pegasus.extract.clean import clean_batch
+from pegasus.extract.clean import clamp_confidence, clean_batch, user_text
 from pegasus.merge.plan import ResolvedRelation, StoredEdge, plan_edges
 from pegasus.merge.review import CandidateContext, Reviewer
 from pegasus.merge.rules import StoredEntity, band, match
@@ -83,18 +83,18 @@ class _Resolver:
             entity.conversations.append(self.job.conversation_id)
         return entity
 
-    def _new(self, proposed: CleanEntity, provisional: bool = False, is_self: bool = False
-             ) -> StoredEntity:
+    def _new(self, proposed: CleanEntity, is_self: bool = False) -> StoredEntity:
         entity = StoredEntity(
             id=str(uuid.uuid4()), name=proposed.name, kind=proposed.kind,
             aliases=list(proposed.aliases), is_self=is_self, confidence=proposed.confidence,
-            provisional=provisional, properties=dict(proposed.properties),
+            provisional=proposed.provisional, properties=dict(proposed.properties),
             conversations=[self.job.conversation_id],
         )
         self.pool.append(entity)
         self.by_id[entity.id] = entity
         self.created[entity.id] = entity
-        (self.report.provisional if provisional else self.report.created).append(entity.name)
+        (self.report.provisional if entity.provisional else self.report.created).append(
+            entity.name)
         return entity
 
     def _absorb(self, target: StoredEntity, proposed: CleanEntity) -> None:
@@ -106,8 +106,8 @@ class _Resolver:
                 forms.add(fold(form))
         target.properties = {**target.properties, **proposed.properties}
         target.confidence = max(target.confidence, proposed.confidence)
-        if target.provisional and proposed.confidence > self.job.settings.provisional_confidence:
-            target.provisional = False
+        if target.provisional and not proposed.provisional:
+            target.provisional = False  # a real sighting confirms a provisional node
         self._touch(target)
 
     def _record(self, proposed: CleanEntity, target: StoredEntity, rule: str,
@@ -185,9 +185,7 @@ class _Resolver:
             return target
         candidates = found.review_candidates
         if not candidates:
-            return self._new(proposed, provisional=proposed.confidence
-                             <= settings.provisional_confidence and not proposed.properties
-                             and proposed.kind == "OTHER")
+            return self._new(proposed)
         if self.job.reviewer is None:
             entity = self._new(proposed)
             self.report.review_pending.append(
@@ -203,7 +201,7 @@ class _Resolver:
         scores = self._candidates(proposed, candidates, tx)
         ranked = sorted(candidates, key=lambda c: scores.get(c.id, 0.0), reverse=True)
         best = ranked[0]
-        confidence = max(0.0, min(1.0, float(scores.get(best.id, 0.0))))
+        confidence = clamp_confidence(scores.get(best.id, 0.0), default=0.0)
         decision = band(confidence, settings.review_merge_silent, settings.review_merge_flagged)
         if decision == "separate":
             self.report.notes.append(
@@ -236,8 +234,6 @@ class _Resolver:
 
 
 def _transcript_text(transcript: Any) -> str:
-    from pegasus.extract.clean import user_text
-
     return user_text(transcript) or ""
 
 

@@ -100,6 +100,7 @@ class CleanEntity(BaseModel):
     confidence: float
     is_user: bool = False
     is_placeholder: bool = False
+    provisional: bool = False  # made by cleaning for an unknown end of a relation
     same_as_hint: str | None = None
 
 

@@ -279,3 +279,17 @@ def test_highest_qualifying_candidate_wins(settings, raw_driver, user_id):
     assert [(m.into, m.confidence) for m in report.merged] == [("Sarah Kim", 0.93)]
     assert {(a, t, b) for a, t, b, _ in edges(raw_driver, user_id)} >= {
         ("User", "EMAILED", "Sarah Kim")}
+
+
+def test_a_provisional_end_stays_provisional_through_review_and_a_real_sighting_confirms_it(
+        mem, raw_driver, user_id):
+    mem.commit(user_id, "c1", {"relations": [rel("User", "WORKS_AT", "Initech")]})
+    report = mem.commit(user_id, "c2", {"relations": [rel("User", "SUES", "Initech Legal")]})
+    assert report.review_pending == [{"name": "Initech Legal", "candidates": ["Initech"]}]
+    assert report.provisional == ["Initech Legal"]
+    nodes = {e["name"]: e for e in entities(raw_driver, user_id)}
+    assert nodes["Initech Legal"]["provisional"] is True
+    mem.commit(user_id, "c3", {"entities": [{"name": "Initech", "kind": "OTHER", "confidence": 0.2}],
+                               "relations": [rel("User", "LIKES", "Initech")]})
+    assert next(e for e in entities(raw_driver, user_id) if e["name"] == "Initech")[
+        "provisional"] is False

@@ -13,7 +13,7 @@ import pegasus.commit as commit_module
 from pegasus import Memory, Settings
 from pegasus.errors import Neo4jUnavailableError
 from pegasus.neo4j_local import LocalNeo4j, free_port
-from tests.helpers import rel, snapshot
+from tests.helpers import rel, scripted_model, snapshot
 
 
 @pytest.fixture
@@ -88,7 +88,6 @@ def test_a_transient_lost_connection_during_recall_is_retried(settings, user_id,
 
 
 def test_an_llm_that_keeps_timing_out_leaves_the_extraction_resumable(settings, user_id):
-    from langchain_core.language_models import GenericFakeChatModel
     from langchain_core.messages import AIMessage
 
     from pegasus.extract.extractor import Staging
@@ -97,22 +96,8 @@ def test_an_llm_that_keeps_timing_out_leaves_the_extraction_resumable(settings, 
     first = {"name": "record_entity", "args": {"name": "Sarah", "kind": "PERSON"},
              "id": "1", "type": "tool_call"}
 
-    class Replies:
-        def __init__(self, items):
-            self.items = list(items)
-
-        def __iter__(self):
-            return self
-
-        def __next__(self):
-            item = self.items.pop(0)
-            if isinstance(item, BaseException):
-                raise item
-            return item
-
     timeouts = [TimeoutError("upstream timed out")] * 4
-    slow = GenericFakeChatModel(messages=Replies([AIMessage(content="", tool_calls=[first]),
-                                                  *timeouts]))
+    slow = scripted_model(AIMessage(content="", tool_calls=[first]), *timeouts)
     with Memory(settings, llm=slow) as mem, pytest.raises(TimeoutError):
         mem.remember(user_id, "c1", turns)
     staging = Staging(settings.home, user_id, "c1")
@@ -121,8 +106,8 @@ def test_an_llm_that_keeps_timing_out_leaves_the_extraction_resumable(settings, 
                 "args": {"source": "User", "relation": "HAS_BOSS", "target": "Sarah",
                          "snippet": "my boss Sarah is great"}}
     done = {"name": "finish", "args": {}, "id": "3", "type": "tool_call"}
-    back = GenericFakeChatModel(messages=Replies([AIMessage(content="", tool_calls=[relation]),
-                                                  AIMessage(content="", tool_calls=[done])]))
+    back = scripted_model(AIMessage(content="", tool_calls=[relation]),
+                          AIMessage(content="", tool_calls=[done]))
     with Memory(settings, llm=back) as mem:
         report = mem.remember(user_id, "c1", turns)
     assert report.edges_created == ["User -[HAS_BOSS]-> Sarah"]

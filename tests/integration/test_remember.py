@@ -9,7 +9,7 @@ from langchain_core.messages import AIMessage
 from pegasus import Memory
 from pegasus.errors import ExtractionError
 from pegasus.extract.extractor import Staging
-from tests.helpers import edges, entities, snapshot
+from tests.helpers import edges, entities, scripted_model, snapshot
 
 AT = datetime(2026, 7, 1, tzinfo=UTC)
 TURNS = [
@@ -38,24 +38,7 @@ CALLS = [
 ]
 
 
-def scripted(*replies):
-    """A chat model that answers with these messages in turn (or raises an exception one)."""
-    class Replies:  # an iterator that can raise and then go on (a generator cannot)
-        def __init__(self):
-            self.queue = list(replies)
-
-        def __iter__(self):
-            return self
-
-        def __next__(self):
-            if not self.queue:
-                raise StopIteration
-            reply = self.queue.pop(0)
-            if isinstance(reply, BaseException):
-                raise reply
-            return reply
-
-    return GenericFakeChatModel(messages=Replies())
+scripted = scripted_model
 
 
 def ai(*calls):

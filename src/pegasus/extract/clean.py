@@ -221,7 +221,7 @@ def clean_batch(
             if not end_known:
                 entities[("OTHER", fold(end))] = CleanEntity(
                     name=end, kind="OTHER", aliases=[], properties={},
-                    confidence=provisional_confidence,
+                    confidence=provisional_confidence, provisional=True,
                 )
                 in_batch.add(fold(end))
                 notes.append(f"{end}: unknown end of {label}, provisional node")
