@@ -2,8 +2,10 @@
 // Recomputed from S0 and touched_at, so running it twice, or daily versus once after a month,
 // gives the same strengths. Below $dormant_below an edge is dormant; past expires_at it is
 // expired. Nothing is deleted. Batched so millions of edges never share one transaction.
-MATCH (:Entity)-[r]->(:Entity)
-WHERE r.strength_at_touch IS NOT NULL AND r.touched_at IS NOT NULL
+// $user_id null: every user's edges (the daily pass); else only that user's partition.
+MATCH (a:Entity)-[r]->(:Entity)
+WHERE ($user_id IS NULL OR a.user_id = $user_id)
+  AND r.strength_at_touch IS NOT NULL AND r.touched_at IS NOT NULL
 CALL (r) {
   WITH r, duration.inSeconds(r.touched_at, $now) AS elapsed
   WITH r, CASE WHEN elapsed.seconds < 0 THEN 0.0

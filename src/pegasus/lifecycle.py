@@ -24,12 +24,14 @@ def close_in_tx(tx: ManagedTransaction, settings: Settings, user_id: str, conver
     return count
 
 
-def consolidate(store: Store, settings: Settings, now: datetime) -> DecayReport:
-    """Recompute every edge's strength at `now`; mark dormant and expired edges."""
-    before = store.query("read/decay_counts")[0]
+def consolidate(store: Store, settings: Settings, now: datetime,
+                user_id: str | None = None) -> DecayReport:
+    """Recompute edge strengths at `now` (every user's, or one user's); mark dormant, expired."""
+    before = store.query("read/decay_counts", user_id=user_id)[0]
     store.auto("maintenance/decay", now=now, lambdas=settings.decay_lambdas,
-               dormant_below=settings.dormant_below, batch_size=settings.decay_batch_size)
-    after = store.query("read/decay_counts")[0]
+               dormant_below=settings.dormant_below, batch_size=settings.decay_batch_size,
+               user_id=user_id)
+    after = store.query("read/decay_counts", user_id=user_id)[0]
     batches = -(-after["edges"] // settings.decay_batch_size) if after["edges"] else 0
     return DecayReport(at=now, edges=after["edges"],
                        dormant_now=max(after["dormant"] - before["dormant"], 0),

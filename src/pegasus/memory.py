@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from pegasus.clock import aware
 from pegasus.commit import CommitJob, commit_in_tx
 from pegasus.embed import Embedder
-from pegasus.errors import InvalidBatchError, PegasusError
+from pegasus.errors import InvalidBatchError, NotFoundError, PegasusError
 from pegasus.lifecycle import close_in_tx, consolidate
 from pegasus.merge.review import Reviewer
 from pegasus.models import CommitReport, DecayReport, ExtractionBatch, Recall, Turn
@@ -142,9 +142,32 @@ class Memory:
         return self.store.write(
             lambda tx: close_in_tx(tx, self.settings, user_id, conversation_id, now))
 
-    def consolidate(self, at: datetime | None = None) -> DecayReport:
-        """The daily decay pass over every user's edges."""
-        return consolidate(self.store, self.settings, aware(at))
+    def consolidate(self, at: datetime | None = None, user_id: str | None = None) -> DecayReport:
+        """The daily decay pass over every user's edges, or over one user's partition only."""
+        if user_id is not None:
+            _check_id("user_id", user_id)
+        return consolidate(self.store, self.settings, aware(at), user_id)
+
+    def edges(self, user_id: str) -> list[dict[str, Any]]:
+        """Every memory edge of a user, current or not, with its strength and state."""
+        _check_id("user_id", user_id)
+        return self.store.query("read/user_edges", user_id=user_id)
+
+    def entities(self, user_id: str, name: str, limit: int = 25) -> list[dict[str, Any]]:
+        """Entities named `name` (or with it as an alias; case and spaces folded), each with
+        its strongest current edges; NotFoundError when there is none."""
+        from pegasus.text import fold
+
+        _check_id("user_id", user_id)
+        if not isinstance(name, str) or not name.strip() or len(name) > 500:
+            raise PegasusError("entity name must be a non-empty string of at most 500 characters")
+        rows = self.store.query("read/entity_by_name", user_id=user_id, folded=fold(name),
+                                limit=limit)
+        if not rows:
+            raise NotFoundError(f"no entity named {name!r} in {user_id}'s memory")
+        for row in rows:
+            row["properties"] = dict(row["properties"])
+        return rows
 
     def remember(
         self,

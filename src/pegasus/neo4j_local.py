@@ -175,12 +175,16 @@ class LocalNeo4j:
 
     @classmethod
     @contextlib.contextmanager
-    def throwaway(cls, settings: Settings | None = None) -> Iterator[ServerState]:
-        """A test server on random free ports in a temporary folder, removed afterwards."""
+    def throwaway(cls, settings: Settings | None = None, heap: str = "1g",
+                  pagecache: str = "512m") -> Iterator[ServerState]:
+        """A test server on random free ports in a temporary folder, removed afterwards.
+
+        Small memory by default (tests); benchmarks of large graphs pass more.
+        """
         settings = settings or Settings()
         root = Path(tempfile.mkdtemp(prefix="pegasus-neo4j-"))
         server = cls(
-            settings, root, free_port(), free_port(), auth=False, heap="1g", pagecache="512m"
+            settings, root, free_port(), free_port(), auth=False, heap=heap, pagecache=pagecache
         )
         try:
             yield server.start()

@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 
 import neo4j
 from neo4j import GraphDatabase, ManagedTransaction
+from neo4j.graph import Node, Relationship
 from neo4j.exceptions import (
     AuthError,
     ServiceUnavailable,
@@ -27,9 +28,27 @@ T = TypeVar("T")
 _RETRYABLE = (ServiceUnavailable, SessionExpired, TransientError)
 
 
+def plain(value: Any) -> Any:
+    """A result value as plain Python: nodes and relationships as property dicts.
+
+    Like `Record.data()`, except that byte arrays stay whole (the driver's exporter rebuilds
+    them byte by byte, which made reading packed key vectors slower than float lists).
+    """
+    if isinstance(value, Node | Relationship):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, bytes | bytearray | str):
+        return value
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    return value
+
+
 def run(tx: ManagedTransaction, name: str, **params: Any) -> list[dict[str, Any]]:
     """Run the named Cypher file inside a transaction; rows as plain dicts."""
-    return [record.data() for record in tx.run(cypher.load(name), params)]
+    return [{k: plain(v) for k, v in record.items()}
+            for record in tx.run(cypher.load(name), params)]
 
 
 def resolve_connection(settings: Settings) -> tuple[str, tuple[str, str] | None]:

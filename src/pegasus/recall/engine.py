@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from pegasus.embed import Embedder
+from pegasus.embed import Embedder, unpack_vector
 from pegasus.models import FiredNode, Recall
 from pegasus.recall.budget import Reached, co_episode_bonus, fire
 from pegasus.recall.render import context_snippets, memory_lines
@@ -64,11 +64,17 @@ class RecallEngine:
 
     # --- keys ----------------------------------------------------------------------------
 
+    def forget_keys(self) -> None:
+        """Drop the cached key sets; the next recall of each user reads its keys again."""
+        self._keys.clear()
+
     def _keyset(self, rows: list[dict[str, Any]]) -> KeySet:
+        vectors = [unpack_vector(r["packed"]) if r.get("packed") is not None
+                   else np.asarray(r["embedding"], dtype=np.float64) for r in rows]
         return KeySet(
             ids=[r["id"] for r in rows], kinds=[r["kind"] for r in rows],
             entity_ids=[r["entity_id"] for r in rows], labels=[r["label"] for r in rows],
-            vectors=np.array([r["embedding"] for r in rows], dtype=np.float64).reshape(
+            vectors=np.array(vectors, dtype=np.float64).reshape(
                 len(rows), self.settings.embedding_dimensions),
         )
 

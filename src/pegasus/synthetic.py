@@ -1,4 +1,4 @@
-"""Synthetic users: persona-like graphs with a hub (the user) and preferential attachment."""
+"""Synthetic users for benchmarks and notebooks: a hub (the user) plus preferential attachment."""
 
 from __future__ import annotations
 
