@@ -243,3 +243,49 @@ def review(
         else:
             typer.echo(f"{r['id']}  flagged  {r['absorbed_name']} → {r['survivor_name']} "
                        f"({r['kind']}, confidence {r['confidence']:.2f})  [{r['conversation_id']}]")
+
+
+@app.command()
+def serve(
+    host: Annotated[str | None, typer.Option(help="Listen address (PEGASUS_SERVE_HOST).")] = None,
+    port: Annotated[int | None, typer.Option(help="Port (PEGASUS_SERVE_PORT).")] = None,
+) -> None:
+    """The memory's HTTP API and the OpenAI-compatible proxy (keys from PEGASUS_API_KEYS)."""
+    import uvicorn
+
+    from pegasus.memory import Memory
+    from pegasus.serve.app import create_app
+
+    settings = Settings()
+    try:
+        memory = Memory(settings)
+        memory.store.verify()
+        memory.migrate()
+        application = create_app(memory)
+    except PegasusError as exc:
+        fail(exc)
+    if not application.state.keys.users:
+        typer.echo("warning: no API keys configured (PEGASUS_API_KEYS or PEGASUS_API_KEY_FILE): "
+                   "every request will get 401", err=True)
+    try:
+        uvicorn.run(application, host=host or settings.serve_host,
+                    port=port or settings.serve_port, log_level="info")
+    finally:
+        memory.close()
+
+
+@app.command("mcp")
+def mcp_stdio(user: UserOption) -> None:
+    """An MCP server on stdin/stdout over one user's memory."""
+    from pegasus.mcp_server import build_server
+    from pegasus.memory import Memory
+
+    try:
+        memory = Memory(Settings())
+        memory.store.verify()
+    except PegasusError as exc:
+        fail(exc)
+    try:
+        build_server(memory, user).run("stdio")
+    finally:
+        memory.close()

@@ -50,6 +50,11 @@ class Memory:
         self.reviewer = reviewer
         self._embedder = embedder
 
+    @property
+    def has_llm(self) -> bool:
+        """Whether extraction can run: a chat model was passed in or one is configured."""
+        return self._llm is not None or bool(self.settings.llm_model)
+
     @cached_property
     def llm(self) -> BaseChatModel:
         """The chat model for extraction and review (settings, unless one was passed in)."""

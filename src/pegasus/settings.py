@@ -108,6 +108,18 @@ class Settings(BaseSettings):
     write_context_fire_threshold: float = 0.10
     write_context_budget: int = 40
 
+    # --- serve: the HTTP API and the OpenAI-compatible proxy ---------------------------
+    # API key → user id. PEGASUS_API_KEYS as a JSON object, and/or a JSON file of that shape.
+    api_keys: dict[str, str] = Field(default_factory=dict)
+    api_key_file: Path | None = None
+    upstream_base_url: str | None = None  # e.g. https://api.openai.com/v1 or Ollama's /v1
+    upstream_api_key: str | None = None
+    upstream_timeout_s: float = 300.0
+    idle_close_s: float = 1800.0  # a proxied conversation closes after this long unused
+    idle_sweep_s: float = 60.0
+    serve_host: str = "127.0.0.1"
+    serve_port: int = 8080
+
     # --- limits on input --------------------------------------------------------------------
     max_transcript_chars: int = 2_000_000
     max_batch_entities: int = 5_000

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -61,12 +62,14 @@ class RecallEngine:
         self.embedder = embedder
         self.settings = settings
         self._keys: OrderedDict[tuple[str, int], KeySet] = OrderedDict()
+        self._keys_lock = threading.Lock()  # the HTTP server recalls from several threads
 
     # --- keys ----------------------------------------------------------------------------
 
     def forget_keys(self) -> None:
         """Drop the cached key sets; the next recall of each user reads its keys again."""
-        self._keys.clear()
+        with self._keys_lock:
+            self._keys.clear()
 
     def _keyset(self, rows: list[dict[str, Any]]) -> KeySet:
         vectors = [unpack_vector(r["packed"]) if r.get("packed") is not None
@@ -81,13 +84,17 @@ class RecallEngine:
     def _exact_keys(self, user_id: str, version: int) -> KeySet:
         """All of a user's keys, cached per partition version (any commit bumps it)."""
         cache_key = (user_id, version)
-        if cache_key not in self._keys:
-            self._keys[cache_key] = self._keyset(
-                self.store.query("read/partition_keys", user_id=user_id))
+        with self._keys_lock:
+            cached = self._keys.get(cache_key)
+            if cached is not None:
+                self._keys.move_to_end(cache_key)
+                return cached
+        keys = self._keyset(self.store.query("read/partition_keys", user_id=user_id))
+        with self._keys_lock:
+            self._keys[cache_key] = keys
             while len(self._keys) > 64:
                 self._keys.popitem(last=False)
-        self._keys.move_to_end(cache_key)
-        return self._keys[cache_key]
+        return keys
 
     def _index_keys(self, user_id: str, vectors: np.ndarray, user_keys: int) -> KeySet:
         """Candidates from the vector index, oversampled so other users cannot crowd them out."""

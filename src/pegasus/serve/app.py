@@ -1,0 +1,309 @@
+"""The FastAPI application: the memory API under /v1/memory, the proxy beside it.
+
+Every route authenticates with a Bearer API key that maps to one user; that user id is the only
+one a request can read or write. Errors come back as `{"error": {"message", "type"}}` with a
+status that says what to do: 401 (key), 404, 409 (conversation conflict), 422 (bad input),
+502 (the upstream or the LLM failed), 503 (Neo4j or configuration).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from datetime import datetime
+from typing import Annotated, Any
+
+import httpx
+from fastapi import Depends, FastAPI, Path, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from pydantic import BaseModel, Field
+from starlette.concurrency import run_in_threadpool
+
+from pegasus.clock import aware
+from pegasus.errors import (
+    ConfigError,
+    ConversationConflictError,
+    ExtractionError,
+    InvalidBatchError,
+    Neo4jUnavailableError,
+    NotFoundError,
+    PegasusError,
+)
+from pegasus.memory import Memory
+from pegasus.models import CommitReport, DecayReport, ExtractionBatch, Turn
+from pegasus.serve.auth import KeyRing, load_keys
+from pegasus.serve.conversations import Conversations
+
+ID = Field(min_length=1, max_length=200, pattern=r"\S")
+
+
+class ErrorDetail(BaseModel):
+    message: str
+    type: str
+
+
+class ErrorBody(BaseModel):
+    error: ErrorDetail
+
+
+def error_responses(*codes: int) -> dict[int | str, dict[str, Any]]:
+    text = {400: "Not acceptable as it is", 401: "Missing or unknown API key",
+            404: "Not found in this user's memory", 409: "Conversation already committed",
+            422: "Invalid request", 502: "The upstream model or the LLM failed",
+            503: "Neo4j is unreachable or the server is not configured for this"}
+    return {code: {"model": ErrorBody, "description": text[code]} for code in codes}
+
+
+MEMORY_ERRORS = error_responses(400, 401, 422, 503)
+_STATUS: list[tuple[type[PegasusError], int, str]] = [
+    (InvalidBatchError, 422, "invalid_request_error"),
+    (NotFoundError, 404, "not_found_error"),
+    (ConversationConflictError, 409, "conflict_error"),
+    (ExtractionError, 502, "extraction_error"),
+    (Neo4jUnavailableError, 503, "unavailable_error"),
+    (ConfigError, 503, "configuration_error"),
+    (PegasusError, 400, "invalid_request_error"),
+]
+
+
+def error(status: int, message: str, kind: str, headers: dict[str, str] | None = None
+          ) -> JSONResponse:
+    return JSONResponse({"error": {"message": message, "type": kind}}, status_code=status,
+                        headers=headers)
+
+
+class Unauthorized(Exception):
+    pass
+
+
+_bearer = HTTPBearer(auto_error=False, description="An API key from the server's key map")
+
+
+def current_user(request: Request,
+                 credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
+                 ) -> str:
+    """The user the presented API key stands for; 401 otherwise."""
+    user = request.app.state.keys.user_for(credentials.credentials if credentials else None)
+    if user is None:
+        raise Unauthorized
+    return user
+
+
+User = Annotated[str, Depends(current_user)]
+
+
+# --- request and response bodies -------------------------------------------------------
+
+
+class RecallRequest(BaseModel):
+    text: str = Field(max_length=2_000_000, description="The user's message")
+    conversation_id: str | None = Field(None, min_length=1, max_length=200, pattern=r"\S",
+                                        description="Log the read on this conversation")
+    at: datetime | None = Field(None, description="A fixed clock (ISO-8601)")
+
+
+class FiredNodeOut(BaseModel):
+    name: str
+    kind: str
+    score: float
+    direction: str
+    hop: int
+
+
+class RecallResponse(BaseModel):
+    memory: list[str]
+    context: list[str]
+    nodes: list[FiredNodeOut]
+    text: str
+
+
+class CommitRequest(BaseModel):
+    conversation_id: str = ID
+    batch: ExtractionBatch
+    transcript: list[Turn] | None = None
+    at: datetime | None = None
+
+
+class RememberRequest(BaseModel):
+    conversation_id: str = ID
+    turns: list[Turn] = Field(max_length=100_000)
+    at: datetime | None = None
+
+
+class CloseRequest(BaseModel):
+    conversation_id: str = ID
+    at: datetime | None = None
+
+
+class CloseResponse(BaseModel):
+    conversation_id: str
+    reinforced: int
+
+
+class ConsolidateRequest(BaseModel):
+    at: datetime | None = None
+
+
+class EdgeOut(BaseModel):
+    source: str
+    relation: str
+    target: str
+    strength: float | None
+    snippet: str | None
+
+
+class EntityOut(BaseModel):
+    id: str
+    name: str
+    kind: str
+    aliases: list[str]
+    confidence: float | None
+    provisional: bool
+    is_self: bool
+    conversations: list[str]
+    properties: dict[str, Any]
+    edges: list[EdgeOut]
+
+
+class MergeOut(BaseModel):
+    id: str
+    status: str
+    kind: str | None = None
+    absorbed_name: str | None = None
+    survivor_name: str | None = None
+    candidate_names: list[str] | None = None
+    confidence: float | None = None
+    conversation_id: str | None = None
+
+
+# --- the application -----------------------------------------------------------------------
+
+
+def create_app(memory: Memory, upstream: httpx.AsyncClient | None = None) -> FastAPI:
+    """The API for one Memory. `upstream` overrides the client built from the settings."""
+    settings = memory.settings
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        client = upstream
+        if client is None and settings.upstream_base_url:
+            headers = ({"Authorization": f"Bearer {settings.upstream_api_key}"}
+                       if settings.upstream_api_key else {})
+            client = httpx.AsyncClient(base_url=settings.upstream_base_url.rstrip("/") + "/",
+                                       headers=headers, timeout=settings.upstream_timeout_s)
+        app.state.upstream = client
+        sweeper = asyncio.create_task(_sweep_idle(app))
+        try:
+            yield
+        finally:
+            sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await sweeper
+            app.state.conversations.shutdown()
+            if client is not None and upstream is None:
+                await client.aclose()
+
+    app = FastAPI(title="Pegasus", version="0.1.0", lifespan=lifespan,
+                  description="Temporal, cross-conversation memory on Neo4j: the memory API and "
+                              "a passive-memory proxy for OpenAI-compatible clients.")
+    app.state.memory = memory
+    app.state.keys = KeyRing(load_keys(settings))
+    app.state.conversations = Conversations(memory)
+    app.state.upstream = upstream
+
+    @app.exception_handler(Unauthorized)
+    async def _unauthorized(request: Request, exc: Unauthorized) -> JSONResponse:
+        return error(401, "missing or unknown API key (send Authorization: Bearer <key>)",
+                     "authentication_error", {"WWW-Authenticate": "Bearer"})
+
+    @app.exception_handler(PegasusError)
+    async def _pegasus_error(request: Request, exc: PegasusError) -> JSONResponse:
+        status, kind = next((s, k) for cls, s, k in _STATUS if isinstance(exc, cls))
+        return error(status, str(exc), kind)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        first = exc.errors()[0] if exc.errors() else {}
+        where = ".".join(str(p) for p in first.get("loc", ()))
+        return error(422, f"{where}: {first.get('msg', 'invalid request')}",
+                     "invalid_request_error")
+
+    _memory_routes(app)
+    from pegasus.serve.proxy import router
+
+    app.include_router(router)
+    return app
+
+
+async def _sweep_idle(app: FastAPI) -> None:
+    """Close proxied conversations left unused for idle_close_s, every idle_sweep_s."""
+    settings = app.state.memory.settings
+    while True:
+        await asyncio.sleep(settings.idle_sweep_s)
+        try:
+            await run_in_threadpool(app.state.conversations.sweep, app.state.keys.users,
+                                    aware(None), settings.idle_close_s)
+        except PegasusError as exc:  # Neo4j away for a moment: try again next time
+            import logging
+
+            logging.getLogger("pegasus.serve").warning("idle sweep failed: %s", exc)
+
+
+def _memory_routes(app: FastAPI) -> None:
+    def mem(request: Request) -> Memory:
+        return request.app.state.memory
+
+    @app.post("/v1/memory/recall", response_model=RecallResponse, responses=MEMORY_ERRORS,
+              tags=["memory"], summary="What a message recalls ([MEMORY]/[CONTEXT])")
+    async def recall(body: RecallRequest, user: User, request: Request) -> dict[str, Any]:
+        result = await run_in_threadpool(mem(request).recall, user, body.text,
+                                         body.conversation_id, body.at)
+        return result.as_json()
+
+    @app.post("/v1/memory/commit", response_model=CommitReport,
+              responses=error_responses(400, 401, 409, 422, 503), tags=["memory"],
+              summary="Commit an extraction batch (no LLM)")
+    async def commit(body: CommitRequest, user: User, request: Request) -> CommitReport:
+        transcript = [t.model_dump() for t in body.transcript] if body.transcript else None
+        return await run_in_threadpool(mem(request).commit, user, body.conversation_id,
+                                       body.batch, body.at, transcript)
+
+    @app.post("/v1/memory/remember", response_model=CommitReport,
+              responses=error_responses(400, 401, 409, 422, 502, 503), tags=["memory"],
+              summary="Extract a transcript with the LLM, then commit it")
+    async def remember(body: RememberRequest, user: User, request: Request) -> CommitReport:
+        memory = mem(request)
+        if not memory.has_llm:
+            raise ConfigError("no LLM configured (PEGASUS_LLM_MODEL): use /v1/memory/commit "
+                              "with an extraction batch instead")
+        return await run_in_threadpool(memory.remember, user, body.conversation_id,
+                                       body.turns, body.at)
+
+    @app.post("/v1/memory/close", response_model=CloseResponse, responses=MEMORY_ERRORS,
+              tags=["memory"], summary="Close a conversation: reinforce what its reads used")
+    async def close(body: CloseRequest, user: User, request: Request) -> dict[str, Any]:
+        count = await run_in_threadpool(mem(request).close_conversation, user,
+                                        body.conversation_id, body.at)
+        return {"conversation_id": body.conversation_id, "reinforced": count}
+
+    @app.post("/v1/memory/consolidate", response_model=DecayReport, responses=MEMORY_ERRORS,
+              tags=["memory"], summary="The decay pass over this user's memory")
+    async def consolidate(body: ConsolidateRequest, user: User, request: Request
+                          ) -> DecayReport:
+        return await run_in_threadpool(mem(request).consolidate, body.at, user)
+
+    @app.get("/v1/memory/entities/{name}", response_model=list[EntityOut],
+             responses=error_responses(400, 401, 404, 422, 503), tags=["memory"],
+             summary="An entity by name or alias, with its strongest current edges")
+    async def entity(name: Annotated[str, Path(min_length=1, max_length=500)], user: User,
+                     request: Request) -> list[dict[str, Any]]:
+        return await run_in_threadpool(mem(request).entities, user, name)
+
+    @app.get("/v1/memory/merges", response_model=list[MergeOut], responses=MEMORY_ERRORS,
+             tags=["memory"], summary="Flagged merges to inspect (and pending candidates)")
+    async def merges(user: User, request: Request, pending: bool = False
+                     ) -> list[dict[str, Any]]:
+        return await run_in_threadpool(mem(request).merges, user, pending)

@@ -1,0 +1,212 @@
+"""The passive-memory proxy: an OpenAI-compatible /v1/chat/completions in front of any upstream.
+
+Per request: the API key gives the user; the X-Pegasus-Conversation header (or the opening of
+the message history) gives the conversation; the latest user message is recalled and the
+rendered [MEMORY]/[CONTEXT] block goes in as a system message; the request is forwarded; the
+user's turn is recorded before forwarding and the reply after it, so an upstream failure loses
+no recorded turn. The model never has to call a tool to remember.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Annotated, Any
+
+import httpx
+from fastapi import APIRouter, Header, Path, Request
+from fastapi.responses import JSONResponse, Response, StreamingResponse
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.background import BackgroundTask
+from starlette.concurrency import run_in_threadpool
+
+from pegasus.clock import aware
+from pegasus.errors import ConfigError, PegasusError
+from pegasus.serve.app import User, error, error_responses
+from pegasus.serve.conversations import derived_id
+
+log = logging.getLogger("pegasus.serve")
+router = APIRouter(tags=["proxy"])
+CONVERSATION_HEADER = "X-Pegasus-Conversation"
+MEMORY_PREAMBLE = ("Long-term memory of this user, recalled from earlier conversations "
+                   "(relations, then their own words). Use it when it helps; do not recite it.")
+
+
+class ChatMessage(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    role: str = Field(max_length=50)
+    content: str | list[dict[str, Any]] | None = None
+
+
+class ChatRequest(BaseModel):
+    """The fields the proxy reads; every other field is forwarded as it came."""
+
+    model_config = ConfigDict(extra="allow")
+    model: str = Field(max_length=500)
+    messages: list[ChatMessage] = Field(min_length=1, max_length=10_000)
+    stream: bool = False
+
+
+class CloseAccepted(BaseModel):
+    conversation_id: str
+    status: str
+
+
+def text_of(message: ChatMessage) -> str:
+    """A message's text: the string, or the text parts of a multi-part content."""
+    if isinstance(message.content, str):
+        return message.content
+    if isinstance(message.content, list):
+        return "\n".join(str(p.get("text", "")) for p in message.content
+                         if isinstance(p, dict) and p.get("type") == "text")
+    return ""
+
+
+def with_memory(messages: list[dict[str, Any]], block: str) -> list[dict[str, Any]]:
+    """The block as a system message after the client's own leading system messages."""
+    lead = 0
+    while lead < len(messages) and messages[lead].get("role") in ("system", "developer"):
+        lead += 1
+    note = {"role": "system", "content": f"{MEMORY_PREAMBLE}\n\n{block}"}
+    return [*messages[:lead], note, *messages[lead:]]
+
+
+def _upstream(request: Request) -> httpx.AsyncClient:
+    client = request.app.state.upstream
+    if client is None:
+        raise ConfigError("no upstream configured (PEGASUS_UPSTREAM_BASE_URL)")
+    return client
+
+
+def _before_forwarding(request: Request, user: str, body: ChatRequest,
+                       requested: str | None) -> tuple[str, str]:
+    """Conversation, recorded user turn and recall (in a worker thread); (id, block)."""
+    memory = request.app.state.memory
+    conversations = request.app.state.conversations
+    messages = [m.model_dump() for m in body.messages]
+    conversation_id = conversations.resolve(user, requested or derived_id(user, messages))
+    last = body.messages[-1]
+    if last.role != "user":
+        return conversation_id, ""
+    text = text_of(last)
+    now = aware(None)
+    conversations.record(user, conversation_id, [{"role": "user", "content": text}], now)
+    if not text.strip():
+        return conversation_id, ""
+    return conversation_id, memory.recall(user, text, conversation_id=conversation_id,
+                                          at=now).render()
+
+
+def _record_reply(request: Request, user: str, conversation_id: str, reply: str) -> None:
+    if reply:
+        request.app.state.conversations.record(
+            user, conversation_id, [{"role": "assistant", "content": reply}], aware(None))
+
+
+def _upstream_failed(status: int | None, detail: str, conversation_id: str) -> JSONResponse:
+    where = f"answered {status}" if status else "could not be reached"
+    return error(502, f"the upstream model {where}: {detail[:500]} (your message is recorded "
+                      "in the conversation; retrying it will not record it twice)",
+                 "upstream_error", {CONVERSATION_HEADER: conversation_id})
+
+
+@router.post("/v1/chat/completions", responses=error_responses(400, 401, 422, 502, 503),
+             summary="OpenAI-compatible chat completions with passive memory")
+async def chat_completions(
+    body: ChatRequest, user: User, request: Request,
+    conversation: Annotated[str | None, Header(alias=CONVERSATION_HEADER, min_length=1,
+                                               max_length=200)] = None,
+) -> Response:
+    client = _upstream(request)
+    conversation_id, block = await run_in_threadpool(_before_forwarding, request, user, body,
+                                                     conversation)
+    payload = body.model_dump(exclude_unset=True)
+    payload["messages"] = [m.model_dump(exclude_unset=True) for m in body.messages]
+    if block:
+        payload["messages"] = with_memory(payload["messages"], block)
+    headers = {CONVERSATION_HEADER: conversation_id}
+    try:
+        upstream_request = client.build_request("POST", "chat/completions", json=payload)
+        upstream = await client.send(upstream_request, stream=body.stream)
+    except httpx.HTTPError as exc:
+        return _upstream_failed(None, str(exc) or type(exc).__name__, conversation_id)
+    if upstream.status_code != 200:
+        detail = (await upstream.aread()).decode("utf-8", "replace")
+        await upstream.aclose()
+        return _upstream_failed(upstream.status_code, detail, conversation_id)
+    if not body.stream:
+        try:
+            answer = upstream.json()
+            reply = answer["choices"][0]["message"].get("content") or ""
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+            return _upstream_failed(200, "not a chat completion", conversation_id)
+        await run_in_threadpool(_record_reply, request, user, conversation_id, reply)
+        return JSONResponse(answer, headers=headers)
+    return _stream(request, user, conversation_id, upstream, headers)
+
+
+def _stream(request: Request, user: str, conversation_id: str, upstream: httpx.Response,
+            headers: dict[str, str]) -> StreamingResponse:
+    """Relay the upstream's server-sent events as they arrive; record the reply at the end."""
+    pieces: list[str] = []
+
+    def collect(line: bytes) -> None:
+        if not line.startswith(b"data:"):
+            return
+        data = line[5:].strip()
+        if not data or data == b"[DONE]":
+            return
+        try:
+            delta = json.loads(data)["choices"][0].get("delta") or {}
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+            return
+        if isinstance(delta.get("content"), str):
+            pieces.append(delta["content"])
+
+    async def relay():
+        pending = b""
+        try:
+            async for chunk in upstream.aiter_raw():
+                yield chunk
+                pending += chunk
+                *lines, pending = pending.split(b"\n")
+                for line in lines:
+                    collect(line.strip())
+            collect(pending.strip())
+        finally:
+            await upstream.aclose()
+
+    async def record() -> None:
+        try:
+            await run_in_threadpool(_record_reply, request, user, conversation_id,
+                                    "".join(pieces))
+        except PegasusError as exc:
+            log.warning("recording the streamed reply of %s failed: %s", conversation_id, exc)
+
+    return StreamingResponse(relay(), media_type="text/event-stream", headers=headers,
+                             background=BackgroundTask(record))
+
+
+@router.get("/v1/models", responses=error_responses(401, 502, 503),
+            summary="The upstream's models, as it lists them")
+async def models(user: User, request: Request) -> Response:
+    client = _upstream(request)
+    try:
+        upstream = await client.get("models")
+    except httpx.HTTPError as exc:
+        return error(502, f"the upstream could not be reached: {exc}", "upstream_error")
+    if upstream.status_code != 200:
+        return error(502, f"the upstream answered {upstream.status_code}", "upstream_error")
+    return Response(upstream.content, media_type="application/json")
+
+
+@router.post("/v1/conversations/{conversation_id}/close", status_code=202,
+             response_model=CloseAccepted, responses=error_responses(401, 422, 503),
+             summary="Close a proxied conversation now (extraction and reinforcement run "
+                     "in the background)")
+async def close_conversation(conversation_id: Annotated[str, Path(min_length=1, max_length=200)],
+                             user: User,
+                             request: Request) -> dict[str, str]:
+    scheduled = request.app.state.conversations.close(user, conversation_id)
+    return {"conversation_id": conversation_id,
+            "status": "closing" if scheduled is not None else "already closing"}
