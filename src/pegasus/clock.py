@@ -19,7 +19,12 @@ def aware(value: datetime | None) -> datetime:
     """`value` as aware UTC; None means now."""
     if value is None:
         return now()
-    return value.astimezone(UTC) if value.tzinfo else value.replace(tzinfo=UTC)
+    try:
+        return value.astimezone(UTC) if value.tzinfo else value.replace(tzinfo=UTC)
+    except OverflowError as exc:  # year 1 with a positive offset has no UTC instant
+        from pegasus.errors import PegasusError
+
+        raise PegasusError(f"{value.isoformat()} is outside the instants UTC can hold") from exc
 
 
 def days_between(earlier: datetime, later: datetime) -> float:

@@ -18,7 +18,7 @@ from typing import Any
 from neo4j import ManagedTransaction
 
 from pegasus.embed import Embedder, pack_vector
-from pegasus.errors import ConversationConflictError
+from pegasus.errors import ConversationConflictError, ExtractionError
 from pegasus.extract.clean import clamp_confidence, clean_batch, user_text
 from pegasus.merge.plan import ResolvedRelation, StoredEdge, plan_edges
 from pegasus.merge.review import CandidateContext, Reviewer
@@ -187,18 +187,14 @@ class _Resolver:
         if not candidates:
             return self._new(proposed)
         if self.job.reviewer is None:
-            entity = self._new(proposed)
-            self.report.review_pending.append(
-                {"name": proposed.name, "candidates": [c.name for c in candidates]})
-            self.merge_records.append({"id": str(uuid.uuid4()), "props": {
-                "status": "pending", "rule": "review", "absorbed_name": proposed.name,
-                "kind": proposed.kind, "survivor_id": entity.id,
-                "candidate_ids": [c.id for c in candidates],
-                "candidate_names": [c.name for c in candidates],
-                "conversation_id": self.job.conversation_id,
-            }})
-            return entity
-        scores = self._candidates(proposed, candidates, tx)
+            return self._pending(proposed, candidates)
+        try:
+            scores = self._candidates(proposed, candidates, tx)
+        except ExtractionError as exc:
+            # An unusable review must not cost the conversation: decide as with no reviewer.
+            self.report.notes.append(f"{proposed.name}: the reviewer's answer was unusable, "
+                                     f"left for review ({exc})")
+            return self._pending(proposed, candidates)
         ranked = sorted(candidates, key=lambda c: scores.get(c.id, 0.0), reverse=True)
         best = ranked[0]
         confidence = clamp_confidence(scores.get(best.id, 0.0), default=0.0)
@@ -216,6 +212,20 @@ class _Resolver:
         self._record(proposed, best, "review", confidence, "flagged" if flagged else "merged",
                      before)
         return best
+
+    def _pending(self, proposed: CleanEntity, candidates: list[StoredEntity]) -> StoredEntity:
+        """A new entity, its candidate pair recorded for later review (SPEC §5, no reviewer)."""
+        entity = self._new(proposed)
+        self.report.review_pending.append(
+            {"name": proposed.name, "candidates": [c.name for c in candidates]})
+        self.merge_records.append({"id": str(uuid.uuid4()), "props": {
+            "status": "pending", "rule": "review", "absorbed_name": proposed.name,
+            "kind": proposed.kind, "survivor_id": entity.id,
+            "candidate_ids": [c.id for c in candidates],
+            "candidate_names": [c.name for c in candidates],
+            "conversation_id": self.job.conversation_id,
+        }})
+        return entity
 
     def resolve_name(self, name: str) -> str | None:
         """Entity id of a relation end: self placeholder, a name from this batch, a stored name."""

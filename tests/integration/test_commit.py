@@ -293,3 +293,27 @@ def test_a_provisional_end_stays_provisional_through_review_and_a_real_sighting_
                                "relations": [rel("User", "LIKES", "Initech")]})
     assert next(e for e in entities(raw_driver, user_id) if e["name"] == "Initech")[
         "provisional"] is False
+
+
+def test_an_unusable_review_leaves_the_pair_pending_and_commits_the_rest(
+        settings, raw_driver, user_id):
+    """Found by fuzzing the HTTP API: an LLM reviewer answering no JSON failed the commit."""
+    from langchain_core.messages import AIMessage
+
+    from pegasus.merge.llm_review import LLMReviewer
+    from tests.helpers import scripted_model
+
+    reviewer = LLMReviewer(scripted_model(AIMessage(content="I'd rather not say.")))
+    with Memory(settings, reviewer=reviewer) as mem:
+        mem.commit(user_id, "c1", {"entities": [{"name": "Sarah", "kind": "PERSON"}],
+                                   "relations": [rel("User", "HAS_BOSS", "Sarah")]})
+        report = mem.commit(user_id, "c2", {"entities": [{"name": "Sarah Kim", "kind": "PERSON"}],
+                                            "relations": [rel("User", "EMAILED", "Sarah Kim")]})
+        assert report.review_pending == [{"name": "Sarah Kim", "candidates": ["Sarah"]}]
+        assert any("reviewer's answer was unusable" in n for n in report.notes)
+        assert [r["absorbed_name"] for r in mem.merges(user_id, include_pending=True)] == [
+            "Sarah Kim"]
+    assert sorted(e["name"] for e in entities(raw_driver, user_id)) == [
+        "Sarah", "Sarah Kim", "User"]
+    assert ("User", "EMAILED", "Sarah Kim") in {(a, t, b) for a, t, b, _ in
+                                               edges(raw_driver, user_id)}

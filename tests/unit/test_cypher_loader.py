@@ -48,3 +48,17 @@ def test_misnamed_migration_file_is_refused(tmp_path: Path, monkeypatch):
     monkeypatch.setenv("PEGASUS_CYPHER_DIR", str(tmp_path))
     with pytest.raises(MigrationError, match="V0001__Description"):
         cypher.migrations()
+
+
+def test_an_instant_utc_cannot_hold_is_a_clear_error():
+    """Found by fuzzing the HTTP API: year 1 at +00:01 overflowed into a server error."""
+    from datetime import datetime, timedelta, timezone
+
+    import pytest
+
+    from pegasus.clock import aware
+    from pegasus.errors import PegasusError
+
+    early = datetime(1, 1, 1, tzinfo=timezone(timedelta(minutes=1)))
+    with pytest.raises(PegasusError, match="outside the instants UTC can hold"):
+        aware(early)

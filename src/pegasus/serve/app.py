@@ -37,7 +37,11 @@ from pegasus.models import CommitReport, DecayReport, ExtractionBatch, Turn
 from pegasus.serve.auth import KeyRing, load_keys
 from pegasus.serve.conversations import Conversations
 
-ID = Field(min_length=1, max_length=200, pattern=r"\S")
+# An id needs one character that is not whitespace as Python's str.strip() sees it (which,
+# unlike JSON Schema's \s, includes U+001C–U+001F and U+0085): the schema says what the
+# server accepts, exactly.
+ID_PATTERN = r"[^\s\x1c-\x1f\x85]"
+ID = Field(min_length=1, max_length=200, pattern=ID_PATTERN)
 
 
 class ErrorDetail(BaseModel):
@@ -100,7 +104,7 @@ User = Annotated[str, Depends(current_user)]
 
 class RecallRequest(BaseModel):
     text: str = Field(max_length=2_000_000, description="The user's message")
-    conversation_id: str | None = Field(None, min_length=1, max_length=200, pattern=r"\S",
+    conversation_id: str | None = Field(None, min_length=1, max_length=200, pattern=ID_PATTERN,
                                         description="Log the read on this conversation")
     at: datetime | None = Field(None, description="A fixed clock (ISO-8601)")
 
