@@ -25,6 +25,8 @@ def _docker_neo4j() -> Iterator[tuple[str, tuple[str, str] | None]] | None:
 
     def run() -> Iterator[tuple[str, tuple[str, str] | None]]:
         with Neo4jContainer("neo4j:5.26-community") as container:
+            host = container.get_container_host_ip()
+            _BROWSER["url"] = f"http://{host}:{container.get_exposed_port(7474)}/browser/"
             yield container.get_connection_url(), (container.username, container.password)
 
     return run()
@@ -45,7 +47,24 @@ def neo4j_server() -> Iterator[tuple[str, tuple[str, str] | None]]:
     from pegasus.neo4j_local import LocalNeo4j
 
     with LocalNeo4j.throwaway() as state:
+        _BROWSER["url"] = state.browser_url
         yield state.bolt_uri, None
+
+
+# Where the session server serves Neo4j Browser (set by neo4j_server).
+_BROWSER: dict[str, str] = {}
+
+
+@pytest.fixture(scope="session")
+def neo4j_browser_url(neo4j_server) -> str:
+    """Neo4j Browser of the session server: NEO4J_BROWSER_URL for an external one."""
+    if os.environ.get("NEO4J_BROWSER_URL"):
+        return os.environ["NEO4J_BROWSER_URL"]
+    if "url" in _BROWSER:
+        return _BROWSER["url"]
+    from urllib.parse import urlparse
+
+    return f"http://{urlparse(neo4j_server[0]).hostname}:7474/browser/"
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,136 @@
+"""Neo4j Browser in headless Chromium: connect, load pegasus.grass, run a saved query."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import http.server
+import os
+import re
+import shutil
+import threading
+import time
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support import expected_conditions
+from selenium.webdriver.support.ui import WebDriverWait
+
+from pegasus import Memory
+from pegasus.clock import parse_instant
+from pegasus.demo import samples
+from pegasus.neo4j_local import free_port
+
+EXPLORE = Path(__file__).resolve().parents[2] / "cypher" / "explore"
+# The flags this machine's Chromium needs: no sandbox as root, no calls to the outside.
+CHROMIUM_FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                  "--no-first-run", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage",
+                  "--window-size=1400,1000"]
+
+
+class _CorsHandler(http.server.SimpleHTTPRequestHandler):
+    """Browser fetches the style from another origin than its own page: allow it."""
+
+    def end_headers(self) -> None:
+        self.send_header("Access-Control-Allow-Origin", "*")
+        self.send_header("Access-Control-Allow-Headers", "*")
+        self.send_header("Access-Control-Allow-Private-Network", "true")
+        super().end_headers()
+
+    def do_OPTIONS(self) -> None:  # the CORS preflight
+        self.send_response(204)
+        self.end_headers()
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def serving_folder(folder: Path):
+    """cypher/explore over HTTP on localhost, which Browser's :style may fetch from."""
+    handler = functools.partial(_CorsHandler, directory=str(folder))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", free_port()), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://localhost:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+
+
+@pytest.fixture
+def chromium(tmp_path):
+    binary, driver = shutil.which("chromium"), shutil.which("chromedriver")
+    assert binary and driver, ("Chromium not found: apt-get install chromium chromium-driver "
+                               "(./run installs them)")
+    options = webdriver.ChromeOptions()
+    options.binary_location = binary
+    for flag in [*CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile'}"]:
+        options.add_argument(flag)
+    browser = webdriver.Chrome(service=Service(driver), options=options)
+    try:
+        yield browser
+    finally:
+        browser.quit()
+
+
+def run_in_editor(browser, command: str) -> None:
+    """Type one command into Browser's editor and run it."""
+    wait = WebDriverWait(browser, 30)
+    editor = wait.until(expected_conditions.element_to_be_clickable(
+        (By.CSS_SELECTOR, "[data-testid=activeEditor]")))
+    editor.click()
+    focused = browser.switch_to.active_element
+    focused.send_keys(Keys.CONTROL, "a")
+    focused.send_keys(Keys.DELETE)
+    focused.send_keys(command)
+    browser.find_element(By.CSS_SELECTOR, "[data-testid=editor-Run]").click()
+
+
+def one_line(cypher_file: Path) -> str:
+    """A saved query without its comment lines, on one line (Enter would run it early)."""
+    lines = [ln.strip() for ln in cypher_file.read_text().splitlines()
+             if ln.strip() and not ln.strip().startswith("//")]
+    return " ".join(lines)
+
+
+def test_browser_shows_the_demo_graph_with_the_pegasus_style(settings, neo4j_browser_url,
+                                                             chromium, user_id, tmp_path):
+    with Memory(settings) as memory:
+        for conv in samples():
+            memory.commit(user_id, conv["conversation_id"], conv["batch"],
+                          at=parse_instant(conv["at"]), transcript=conv["transcript"])
+    bolt = urlparse(settings.neo4j_uri)
+    page = (f"{neo4j_browser_url}?dbms=bolt://{bolt.hostname}:{bolt.port}"
+            "&preselectAuthMethod=NO_AUTH")
+    chromium.get(page)
+    wait = WebDriverWait(chromium, 60)
+    wait.until(lambda b: "Connected to Neo4j" in b.find_element(By.TAG_NAME, "body").text)
+    with serving_folder(EXPLORE) as styles:
+        run_in_editor(chromium, f":style {styles}/pegasus.grass")
+        wait.until(lambda b: "node.Person" in b.find_element(By.TAG_NAME, "body").text)
+    run_in_editor(chromium, f":param user_id => '{user_id}'")
+    run_in_editor(chromium, one_line(EXPLORE / "strongest_memories.cypher"))
+    captions = set()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not {"Bill", "Sarah", "Northwind"} <= captions:
+        time.sleep(0.5)
+        captions = {t.text for t in chromium.find_elements(By.CSS_SELECTOR, "svg text")}
+    assert {"Bill", "Sarah", "Northwind", "Acme", "Lisbon"} <= captions, captions
+    # The grass colours Person nodes blue (#4C8EDA) and Org nodes orange (#F79767).
+    fills = {c.get_attribute("fill").upper() for c in
+             chromium.find_elements(By.CSS_SELECTOR, "svg g.node circle.b-outline")}
+    assert {"#4C8EDA", "#F79767"} <= fills, fills
+    # PEGASUS_SCREENSHOTS=docs/screenshots keeps the picture (the README shows it).
+    shots = Path(os.environ.get("PEGASUS_SCREENSHOTS", tmp_path))
+    shot = shots / "browser-strongest-memories.png"
+    chromium.save_screenshot(str(shot))
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert re.search(r"\d+ nodes?, \d+ relationships?",
+                     chromium.find_element(By.TAG_NAME, "body").text.replace("\n", " "))
