@@ -19,7 +19,8 @@ def memory(heap: str = "1g", pagecache: str = "512m", **overrides) -> Iterator[M
             mem.migrate()
             yield mem
         return
-    with LocalNeo4j.throwaway(heap=heap, pagecache=pagecache) as state, Memory(Settings(neo4j_uri=state.bolt_uri, **overrides)) as mem:
+    with (LocalNeo4j.throwaway(heap=heap, pagecache=pagecache) as state,
+          Memory(Settings(neo4j_uri=state.bolt_uri, **overrides)) as mem):
         mem.migrate()
         yield mem
 

@@ -8,13 +8,13 @@ from typing import Any, TypeVar
 
 import neo4j
 from neo4j import GraphDatabase, ManagedTransaction
-from neo4j.graph import Node, Relationship
 from neo4j.exceptions import (
     AuthError,
     ServiceUnavailable,
     SessionExpired,
     TransientError,
 )
+from neo4j.graph import Node, Relationship
 from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
 from pegasus import cypher

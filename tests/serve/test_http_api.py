@@ -8,10 +8,9 @@ import pytest
 import schemathesis
 from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given
+from hypothesis import settings as hypothesis_settings
 from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
-from hypothesis import settings as hypothesis_settings
-
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
 from pegasus import Memory
@@ -65,10 +64,18 @@ def test_commit_recall_close_consolidate_round_trip(api):
     assert 0 < strengths["WORKS_AT"] < 100
 
 
-def test_entities_and_merges(api):
-    client, _, _, _ = api
-    client.post("/v1/memory/commit", headers=auth(KEY_A),
-                json={"conversation_id": "c1", "batch": BATCH, "at": AT})
+@pytest.fixture
+def committed(api):
+    """The API with BATCH committed for the first key's user."""
+    client = api[0]
+    response = client.post("/v1/memory/commit", headers=auth(KEY_A),
+                           json={"conversation_id": "c1", "batch": BATCH, "at": AT})
+    assert response.status_code == 200
+    return api
+
+
+def test_entities_and_merges(committed):
+    client = committed[0]
     found = client.get("/v1/memory/entities/sarah k", headers=auth(KEY_A))
     assert found.status_code == 200
     [sarah] = found.json()
@@ -78,10 +85,8 @@ def test_entities_and_merges(api):
     assert client.get("/v1/memory/merges", headers=auth(KEY_A)).json() == []
 
 
-def test_another_users_key_sees_nothing_of_this_user(api):
-    client, _, _, _ = api
-    client.post("/v1/memory/commit", headers=auth(KEY_A),
-                json={"conversation_id": "c1", "batch": BATCH, "at": AT})
+def test_another_users_key_sees_nothing_of_this_user(committed):
+    client = committed[0]
     missing = client.get("/v1/memory/entities/Sarah", headers=auth(KEY_B))
     assert missing.status_code == 404
     assert missing.json()["error"]["type"] == "not_found_error"
