@@ -75,3 +75,41 @@ def test_remember_without_an_llm_says_how_to_configure_one(env, tmp_path, user_i
     done = pegasus(env, "remember", "--user", user_id, "--conversation", "c1", str(transcript),
                    check=False)
     assert done.returncode == 2 and "PEGASUS_LLM_MODEL" in done.stderr
+
+
+def test_serve_answers_with_the_keys_user_and_refuses_others(env, user_id, settings):
+    """`pegasus serve` as a user starts it: the key's user only, 401 for anything else."""
+    import time
+
+    import httpx
+
+    from pegasus.neo4j_local import free_port
+
+    pegasus(env, "commit", "--user", user_id, "--conversation", "c1", "-", stdin=json.dumps({
+        "entities": [{"name": "Sarah", "kind": "PERSON"}],
+        "relations": [rel("User", "HAS_BOSS", "Sarah", "my boss Sarah moved the deadline")]}))
+    port = free_port()
+    served = {**env, "PEGASUS_API_KEYS": json.dumps({"key-serve-test-1": user_id})}
+    server = subprocess.Popen([sys.executable, "-m", "pegasus", "serve", "--port", str(port)],
+                              env=served, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                if httpx.get(f"{base}/openapi.json").status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert time.monotonic() < deadline and server.poll() is None, "serve did not start"
+            time.sleep(0.5)
+        recall = httpx.post(f"{base}/v1/memory/recall", json={"text": "Sarah again"},
+                            headers={"Authorization": "Bearer key-serve-test-1"}, timeout=60)
+        assert recall.status_code == 200
+        assert "User -[HAS_BOSS]-> Sarah" in recall.json()["memory"]
+        refused = httpx.post(f"{base}/v1/memory/recall", json={"text": "Sarah again"},
+                             headers={"Authorization": "Bearer someone-elses-key"})
+        assert refused.status_code == 401
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
