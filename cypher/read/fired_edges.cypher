@@ -11,7 +11,8 @@ CALL () {
   MATCH (h:Entity {user_id: $user_id, id: hot_id})-[r]-(:Entity {user_id: $user_id})
   WHERE r.user_id = $user_id AND r.superseded_at IS NULL AND NOT coalesce(r.dormant, false)
     AND (r.expires_at IS NULL OR r.expires_at > $now)
-  WITH hot_id, r ORDER BY r.strength DESC, r.id
+  // Ties: the more recently touched memory first, then by its words (never a random id).
+  WITH hot_id, r ORDER BY r.strength DESC, r.touched_at DESC, r.snippet, r.id
   WITH hot_id, collect({snippet: r.snippet, strength: r.strength, id: r.id,
                         source_id: startNode(r).id})[0..$per_node] AS snippets
   RETURN collect({id: hot_id, snippets: snippets}) AS context

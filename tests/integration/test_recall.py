@@ -155,3 +155,22 @@ def test_a_crowded_neighbour_never_pushes_out_this_users_keys(settings, user_id,
         recall = mem.recall(me, "boss Sarah", at=T0)
     assert recall.context == ["my boss Sarah is fair"]
     assert all(not n.name.startswith("Boss") for n in recall.nodes)
+
+
+def test_snippets_of_equal_strength_come_newest_first(settings, user_id):
+    """Ties on strength used to fall back to the edges' random ids, so which of a hot node's
+    snippets made the block could change between identical runs on fresh graphs."""
+    said = ["Priya loves sailing", "Priya lives in Lisbon", "Priya founded Northwind",
+            "Priya runs marathons", "Priya plays the cello"]
+    labels = ["LOVES", "LIVES_IN", "FOUNDED", "RUNS", "PLAYS"]
+    targets = ["sailing", "Lisbon", "Northwind", "marathons", "cello"]
+    with Memory(settings) as memory:
+        for day, (text, label, target) in enumerate(zip(said, labels, targets, strict=True)):
+            memory.commit(user_id, f"c{day}", {
+                "entities": [{"name": "Priya", "kind": "PERSON"},
+                             {"name": target, "kind": "THING"}],
+                "relations": [rel("Priya", label, target, snippet=text,
+                                  stability="immutable")]}, at=T0 + timedelta(days=day))
+        recall = memory.recall(user_id, "Priya", at=T0 + timedelta(days=10))
+    # Immutable edges keep strength 100: the four most recently touched win, newest first.
+    assert recall.context[:4] == said[::-1][:4]
