@@ -69,3 +69,8 @@ def scripted_model(*replies):
             return reply
 
     return GenericFakeChatModel(messages=Replies())
+
+
+def call(tool, i, **args):
+    """One tool call as a chat model emits it (for scripted extraction)."""
+    return {"name": tool, "args": args, "id": f"call_{i}", "type": "tool_call"}

@@ -9,7 +9,7 @@ from langchain_core.messages import AIMessage
 from pegasus import Memory
 from pegasus.errors import ExtractionError
 from pegasus.extract.extractor import Staging
-from tests.helpers import edges, entities, scripted_model, snapshot
+from tests.helpers import call, edges, entities, scripted_model, snapshot
 
 AT = datetime(2026, 7, 1, tzinfo=UTC)
 TURNS = [
@@ -17,10 +17,6 @@ TURNS = [
     {"role": "assistant", "content": "That sounds hard."},
     {"role": "user", "content": "At least Acme pays well. I've been there three years."},
 ]
-
-
-def call(tool, i, **args):
-    return {"name": tool, "args": args, "id": f"call_{i}", "type": "tool_call"}
 
 
 CALLS = [

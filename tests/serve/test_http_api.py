@@ -15,7 +15,7 @@ from schemathesis.specs.openapi.checks import positive_data_acceptance
 
 from pegasus import Memory
 from pegasus.serve.app import create_app
-from tests.helpers import rel
+from tests.helpers import call, rel
 
 KEY_A, KEY_B = "key-api-alice-1", "key-api-bruno-2"
 AT = "2026-03-01T09:00:00Z"
@@ -129,8 +129,7 @@ def test_fuzzing_finds_no_server_error(settings):
     conversation id committed before with other content) and answer 4xx by design."""
     configured = settings.model_copy(update={"api_keys": {KEY_A: "fuzz-user"}})
     # An extractor that records nothing and finishes, every time: /remember runs for real.
-    finish = AIMessage(content="", tool_calls=[
-        {"name": "finish", "args": {}, "id": "call_1", "type": "tool_call"}])
+    finish = AIMessage(content="", tool_calls=[call("finish", 1)])
     llm = GenericFakeChatModel(messages=itertools.repeat(finish))
     with Memory(configured, llm=llm) as memory:
         schema = schemathesis.openapi.from_asgi("/openapi.json", create_app(memory))

@@ -15,7 +15,7 @@ from pegasus import Memory
 from pegasus.clock import parse_instant
 from pegasus.demo import samples
 from pegasus.serve.app import create_app
-from tests.helpers import scripted_model
+from tests.helpers import call, scripted_model
 from tests.serve.servers import StubUpstream, serving
 
 KEY_A, KEY_B, KEY_C = "key-alice-0001", "key-bruno-0002", "key-carla-0003"
@@ -216,10 +216,6 @@ def test_the_conversation_comes_from_the_history_when_no_header_says(settings, t
         assert [t["content"] for t in recorded(memory, alice, conversation_id)] == [
             "I'm planning the Lisbon trip", reply, "Which week is best?",
             "stub reply to: Which week is best?"]
-
-
-def call(tool, i, **args):
-    return {"name": tool, "args": args, "id": f"call_{i}", "type": "tool_call"}
 
 
 def test_close_extracts_the_transcript_and_reinforces_what_was_shown(settings, two_users):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import AsyncIterator
 from datetime import datetime
 from typing import Annotated, Any
@@ -36,6 +37,8 @@ from pegasus.memory import Memory
 from pegasus.models import CommitReport, DecayReport, ExtractionBatch, Turn
 from pegasus.serve.auth import KeyRing, load_keys
 from pegasus.serve.conversations import Conversations
+
+log = logging.getLogger("pegasus.serve")
 
 # An id needs one character that is not whitespace as Python's str.strip() sees it (which,
 # unlike JSON Schema's \s, includes U+001C–U+001F and U+0085): the schema says what the
@@ -251,9 +254,7 @@ async def _sweep_idle(app: FastAPI) -> None:
             await run_in_threadpool(app.state.conversations.sweep, app.state.keys.users,
                                     aware(None), settings.idle_close_s)
         except PegasusError as exc:  # Neo4j away for a moment: try again next time
-            import logging
-
-            logging.getLogger("pegasus.serve").warning("idle sweep failed: %s", exc)
+            log.warning("idle sweep failed: %s", exc)
 
 
 def _memory_routes(app: FastAPI) -> None:

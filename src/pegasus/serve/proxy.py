@@ -79,11 +79,10 @@ def _upstream(request: Request) -> httpx.AsyncClient:
 
 
 def _before_forwarding(request: Request, user: str, body: ChatRequest,
-                       requested: str | None) -> tuple[str, str]:
+                       messages: list[dict[str, Any]], requested: str | None) -> tuple[str, str]:
     """Conversation, recorded user turn and recall (in a worker thread); (id, block)."""
     memory = request.app.state.memory
     conversations = request.app.state.conversations
-    messages = [m.model_dump() for m in body.messages]
     conversation_id = conversations.resolve(user, requested or derived_id(user, messages))
     last = body.messages[-1]
     if last.role != "user":
@@ -118,10 +117,9 @@ async def chat_completions(
                                                max_length=200)] = None,
 ) -> Response:
     client = _upstream(request)
-    conversation_id, block = await run_in_threadpool(_before_forwarding, request, user, body,
-                                                     conversation)
     payload = body.model_dump(exclude_unset=True)
-    payload["messages"] = [m.model_dump(exclude_unset=True) for m in body.messages]
+    conversation_id, block = await run_in_threadpool(_before_forwarding, request, user, body,
+                                                     payload["messages"], conversation)
     if block:
         payload["messages"] = with_memory(payload["messages"], block)
     headers = {CONVERSATION_HEADER: conversation_id}
