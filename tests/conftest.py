@@ -1,4 +1,8 @@
-"""One real Neo4j per test session: NEO4J_URI, else testcontainers, else a throwaway local server."""
+"""One real Neo4j per test session: NEO4J_URI, else testcontainers, else a throwaway local server.
+
+The suite writes only to a database it owns: one it started, or an external one that is empty
+or carries the suite's marker node (`:PegasusTestSuite`). Anything else stops the run.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +11,19 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import settings as hypothesis_settings
 from neo4j import GraphDatabase
 
 from pegasus.settings import Settings
+
+# CI must never go red by chance: every hypothesis test runs derandomized (a fixed seed per
+# test), and failures found by the long randomized runs (benchmarks/fuzz.py) are pinned as
+# @example or explicit regression cases.
+hypothesis_settings.register_profile("suite", derandomize=True, database=None,
+                                     print_blob=True)
+hypothesis_settings.load_profile(os.environ.get("PEGASUS_HYPOTHESIS_PROFILE", "suite"))
+
+SUITE_MARKER = "PegasusTestSuite"
 
 
 def _docker_neo4j() -> Iterator[tuple[str, tuple[str, str] | None]] | None:
@@ -27,7 +41,9 @@ def _docker_neo4j() -> Iterator[tuple[str, tuple[str, str] | None]] | None:
         with Neo4jContainer("neo4j:5.26-community") as container:
             host = container.get_container_host_ip()
             _BROWSER["url"] = f"http://{host}:{container.get_exposed_port(7474)}/browser/"
-            yield container.get_connection_url(), (container.username, container.password)
+            uri, auth = container.get_connection_url(), (container.username, container.password)
+            _claim(uri, auth, "the testcontainers server")
+            yield uri, auth
 
     return run()
 
@@ -38,6 +54,7 @@ def neo4j_server() -> Iterator[tuple[str, tuple[str, str] | None]]:
     if os.environ.get("NEO4J_URI"):
         password = os.environ.get("NEO4J_PASSWORD")
         auth = (os.environ.get("NEO4J_USER", "neo4j"), password) if password else None
+        _claim(os.environ["NEO4J_URI"], auth, f"NEO4J_URI={os.environ['NEO4J_URI']}")
         yield os.environ["NEO4J_URI"], auth
         return
     docker_run = _docker_neo4j()
@@ -46,9 +63,31 @@ def neo4j_server() -> Iterator[tuple[str, tuple[str, str] | None]]:
         return
     from pegasus.neo4j_local import LocalNeo4j
 
-    with LocalNeo4j.throwaway() as state:
+    # Auth on, as in any real deployment: every test and subprocess must pass the password.
+    with LocalNeo4j.throwaway(auth=True) as state:
         _BROWSER["url"] = state.browser_url
-        yield state.bolt_uri, None
+        auth = (state.user, state.password)
+        _claim(state.bolt_uri, auth, "the throwaway server")
+        yield state.bolt_uri, auth
+
+
+def _claim(uri: str, auth: tuple[str, str] | None, where: str) -> None:
+    """Mark the database as the suite's, or stop the run if it holds someone else's data."""
+    database = os.environ.get("NEO4J_DATABASE", "neo4j")
+    with GraphDatabase.driver(uri, auth=auth) as driver:
+        marked = driver.execute_query(f"MATCH (m:{SUITE_MARKER}) RETURN count(m) AS n",
+                                      database_=database).records[0]["n"]
+        if not marked:
+            other = driver.execute_query("MATCH (n) RETURN count(n) > 0 AS any",
+                                         database_=database).records[0]["any"]
+            if other:
+                pytest.exit(
+                    f"refusing to run the tests on database {database!r} of {where}: it holds "
+                    f"data and no :{SUITE_MARKER} node, so it is not the suite's to wipe. Point "
+                    f"NEO4J_URI at an empty database, or mark a scratch one with "
+                    f"CREATE (:{SUITE_MARKER})", returncode=2)
+            driver.execute_query(f"CREATE (:{SUITE_MARKER} {{claimed_at: datetime()}})",
+                                 database_=database)
 
 
 # Where the session server serves Neo4j Browser (set by neo4j_server).
@@ -87,7 +126,8 @@ def _settings(uri: str, auth: tuple[str, str] | None, **overrides) -> Settings:
 
 def _clear(uri: str, auth) -> None:
     with GraphDatabase.driver(uri, auth=auth) as driver:
-        driver.execute_query("MATCH (n) WHERE NOT n:PegasusMigration DETACH DELETE n")
+        driver.execute_query(
+            f"MATCH (n) WHERE NOT n:PegasusMigration AND NOT n:{SUITE_MARKER} DETACH DELETE n")
 
 
 @pytest.fixture
@@ -110,3 +150,13 @@ def raw_driver(migrated_server):
 def user_id() -> str:
     """A fresh user per test, so no test reads another's partition by accident."""
     return f"user-{uuid.uuid4().hex[:10]}"
+
+
+@pytest.fixture
+def neo4j_env(migrated_server) -> dict[str, str]:
+    """The environment a subprocess needs to reach the session's server (auth included)."""
+    uri, auth = migrated_server
+    env = {**os.environ, "NEO4J_URI": uri, "HF_HUB_OFFLINE": "1"}
+    if auth:
+        env["NEO4J_USER"], env["NEO4J_PASSWORD"] = auth
+    return env

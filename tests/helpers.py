@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 
 def snapshot(driver) -> tuple[list, list]:
     """Every node and relationship with labels, type and properties, in a stable order."""
@@ -74,3 +76,34 @@ def scripted_model(*replies):
 def call(tool, i, **args):
     """One tool call as a chat model emits it (for scripted extraction)."""
     return {"name": tool, "args": args, "id": f"call_{i}", "type": "tool_call"}
+
+
+def _with_entity(**fields) -> dict:
+    return {"entities": [{"name": "Sarah", "kind": "PERSON", **fields}]}
+
+
+def _with_relation(**fields) -> dict:
+    return {"relations": [{"source": "User", "relation": "HAS_BOSS", "target": "Sarah",
+                           "snippet": "my boss Sarah", **fields}]}
+
+
+# Batches the contract refuses, with the field path the error must name (docs/reliability.md).
+# The first one was found by the HTTP fuzz (an OverflowError inside the driver, a 500).
+BAD_BATCHES = [
+    pytest.param(_with_entity(properties={"n": -228402480720848961404928}),
+                 "entities[0].properties", id="int-outside-64-bits"),
+    pytest.param(_with_entity(properties={"x": float("nan")}), "entities[0].properties",
+                 id="nan-property"),
+    pytest.param(_with_entity(confidence=float("inf")), "entities[0].confidence",
+                 id="infinite-confidence"),
+    pytest.param(_with_entity(name="x" * 100_000), "entities[0].name", id="long-name"),
+    pytest.param(_with_entity(aliases=["y" * 201]), "entities[0].aliases[0]", id="long-alias"),
+    pytest.param(_with_relation(relation="R" * 101), "relations[0].relation", id="long-label"),
+    pytest.param(_with_relation(snippet="s" * 2001), "relations[0].snippet", id="long-snippet"),
+    pytest.param(_with_entity(properties={f"p{i}": i for i in range(51)}),
+                 "entities[0].properties", id="too-many-properties"),
+    pytest.param(_with_entity(properties={"k" * 65: 1}), "entities[0].properties",
+                 id="long-property-key"),
+    pytest.param(_with_entity(properties={"bio": "b" * 2001}), "entities[0].properties",
+                 id="long-property-value"),
+]

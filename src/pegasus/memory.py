@@ -17,7 +17,14 @@ from pegasus.embed import Embedder
 from pegasus.errors import InvalidBatchError, NotFoundError, PegasusError
 from pegasus.lifecycle import close_in_tx, consolidate
 from pegasus.merge.review import Reviewer
-from pegasus.models import CommitReport, DecayReport, ExtractionBatch, Recall, Turn
+from pegasus.models import (
+    CommitReport,
+    DecayReport,
+    ExtractionBatch,
+    Recall,
+    Turn,
+    describe_validation_error,
+)
 from pegasus.recall.engine import Explained, RecallEngine, RecallParams
 from pegasus.settings import Settings
 from pegasus.store import Store
@@ -105,7 +112,8 @@ class Memory:
             try:
                 batch = ExtractionBatch.model_validate(batch)
             except ValidationError as exc:
-                raise InvalidBatchError(f"not an extraction batch: {exc}") from exc
+                raise InvalidBatchError(
+                    f"not an extraction batch: {describe_validation_error(exc)}") from exc
         job = CommitJob(
             settings=self.settings, embedder=self.embedder, user_id=user_id,
             conversation_id=conversation_id, batch=batch, at=aware(at), transcript=transcript,
@@ -188,7 +196,10 @@ class Memory:
         _check_id("conversation_id", conversation_id)
         try:
             checked = [Turn.model_validate(t).model_dump() for t in turns]
-        except (ValidationError, TypeError) as exc:
+        except ValidationError as exc:
+            raise InvalidBatchError("not a transcript (a list of {role, content}): "
+                                    f"{describe_validation_error(exc)}") from exc
+        except TypeError as exc:
             raise InvalidBatchError(f"not a transcript (a list of {{role, content}}): {exc}"
                                     ) from exc
         size = sum(len(t["content"]) for t in checked)

@@ -2,12 +2,32 @@
 
 from __future__ import annotations
 
+import math
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
 
+# --- limits of the batch contract (docs/reliability.md lists what each refusal looks like) ----
 MAX_PROPERTY_DEPTH = 32
+MAX_NAME_CHARS = 200  # entity names, aliases, relation ends, same_as_hint
+MAX_ALIASES = 50
+MAX_LABEL_CHARS = 100  # a relation label before cleaning (a clean one is 1-4 words)
+MAX_WORD_CHARS = 40  # kind, stability, cardinality, status
+MAX_SNIPPET_CHARS = 2000  # snippet and evidence
+MAX_PROPERTIES = 50
+MAX_PROPERTY_KEY_CHARS = 64
+MAX_PROPERTY_VALUE_CHARS = 2000  # every string inside a property value
+MAX_SUMMARY_CHARS = 4000
+MAX_TAGS = 20
+MAX_TAG_CHARS = 60
+# Neo4j stores integers as signed 64-bit; a larger one would fail inside the driver, so the
+# contract refuses it instead of silently turning it into a string or a float.
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+Name = Annotated[str, StringConstraints(max_length=MAX_NAME_CHARS)]
+Word = Annotated[str, StringConstraints(max_length=MAX_WORD_CHARS)]
+Snippet = Annotated[str, StringConstraints(max_length=MAX_SNIPPET_CHARS)]
 
 
 def nesting_depth(value: Any, limit: int) -> int:
@@ -24,6 +44,45 @@ def nesting_depth(value: Any, limit: int) -> int:
     return deepest
 
 
+def property_problem(properties: dict[str, Any]) -> str | None:
+    """Why a property map breaks the contract (with the path inside it), or None."""
+    if len(properties) > MAX_PROPERTIES:
+        return f"at most {MAX_PROPERTIES} properties (got {len(properties)})"
+    if nesting_depth(properties, MAX_PROPERTY_DEPTH) > MAX_PROPERTY_DEPTH:
+        return f"property values may nest at most {MAX_PROPERTY_DEPTH} levels"
+    for key in properties:
+        if len(str(key)) > MAX_PROPERTY_KEY_CHARS:
+            return f"property key {str(key)[:40]!r}… longer than {MAX_PROPERTY_KEY_CHARS} characters"
+    stack: list[tuple[str, Any]] = [(str(k), v) for k, v in properties.items()]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, bool) or value is None:
+            continue
+        if isinstance(value, int) and not INT64_MIN <= value <= INT64_MAX:
+            return f"{path}: integer outside the signed 64-bit range"
+        if isinstance(value, float) and not math.isfinite(value):
+            return f"{path}: NaN and infinities are not numbers a memory can hold"
+        if isinstance(value, str) and len(value) > MAX_PROPERTY_VALUE_CHARS:
+            return f"{path}: text longer than {MAX_PROPERTY_VALUE_CHARS} characters"
+        if isinstance(value, dict):
+            stack.extend((f"{path}.{k}", v) for k, v in value.items())
+        elif isinstance(value, list | tuple):
+            stack.extend((f"{path}[{i}]", v) for i, v in enumerate(value))
+    return None
+
+
+def describe_validation_error(exc: ValidationError | Any) -> str:
+    """The first problem of a (request) validation error on one line, led by the field's path."""
+    errors = list(exc.errors())
+    if not errors:
+        return "invalid input"
+    first = errors[0]
+    path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first.get("loc", ()))
+    message = first.get("msg", "invalid").removeprefix("Value error, ")
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    return f"{path.lstrip('.') or 'batch'}: {message}{more}"
+
+
 KINDS = ("PERSON", "ORG", "PLACE", "EVENT", "THING", "TOPIC", "PREFERENCE", "OTHER")
 CARDINALITIES = ("one_to_one", "one_to_many")
 
@@ -31,47 +90,49 @@ CARDINALITIES = ("one_to_one", "one_to_many")
 class _Lenient(BaseModel):
     """Accepts what an LLM plausibly emits; cleaning (extract/clean.py) fixes the rest."""
 
-    model_config = ConfigDict(extra="ignore", str_strip_whitespace=False)
+    model_config = ConfigDict(extra="ignore", str_strip_whitespace=False, allow_inf_nan=False)
 
 
 class EntityIn(_Lenient):
     """A proposed entity (SPEC §3)."""
 
-    name: str
-    kind: str = "OTHER"
-    aliases: list[str] = Field(default_factory=list)
+    name: Name
+    kind: Word = "OTHER"
+    aliases: list[Name] = Field(default_factory=list, max_length=MAX_ALIASES)
     properties: dict[str, Any] = Field(default_factory=dict)
     confidence: float = 0.5
     is_user: bool = False
-    same_as_hint: str | None = None
+    same_as_hint: Name | None = None
 
     @field_validator("properties")
     @classmethod
-    def _not_too_deep(cls, value: dict[str, Any]) -> dict[str, Any]:
-        if nesting_depth(value, MAX_PROPERTY_DEPTH) > MAX_PROPERTY_DEPTH:
-            raise ValueError(f"property values may nest at most {MAX_PROPERTY_DEPTH} levels")
+    def _storable(cls, value: dict[str, Any]) -> dict[str, Any]:
+        problem = property_problem(value)
+        if problem:
+            raise ValueError(problem)
         return value
 
 
 class RelationIn(_Lenient):
     """A proposed memory edge (SPEC §3); `status: ended` says a claim stopped being true."""
 
-    source: str
-    relation: str
-    target: str
+    source: Name
+    relation: Annotated[str, StringConstraints(max_length=MAX_LABEL_CHARS)]
+    target: Name
     confidence: float = 0.5
-    stability: str = "stable"
-    cardinality: str = "one_to_many"
+    stability: Word = "stable"
+    cardinality: Word = "one_to_many"
     expires_at: datetime | None = None
-    status: str = "current"
-    snippet: str | None = None
-    evidence: str | None = None
+    status: Word = "current"
+    snippet: Snippet | None = None
+    evidence: Snippet | None = None
 
 
 class ConversationIn(_Lenient):
-    summary: str = ""
+    summary: Annotated[str, StringConstraints(max_length=MAX_SUMMARY_CHARS)] = ""
     importance: float = 0.5
-    tags: list[str] = Field(default_factory=list)
+    tags: list[Annotated[str, StringConstraints(max_length=MAX_TAG_CHARS)]] = Field(
+        default_factory=list, max_length=MAX_TAGS)
 
 
 class ExtractionBatch(_Lenient):
@@ -174,28 +235,49 @@ class FiredNode(BaseModel):
     hop: int
 
 
+class ShownSnippet(BaseModel):
+    """A quoted memory: the user's words, when they were said, and (history) when it ended."""
+
+    text: str
+    edge_id: str
+    said_at: datetime | None = None
+    until: datetime | None = None
+    score: float = 0.0
+
+    @property
+    def line(self) -> str:
+        when = self.said_at.date().isoformat() if self.said_at else "undated"
+        if self.until is not None:
+            when += f", until {self.until.date().isoformat()}"
+        return f'- {when}: "{self.text}"'
+
+
 class Recall(BaseModel):
     """The block injected into the model's context for one turn."""
 
     memory: list[str] = Field(default_factory=list)
-    context: list[str] = Field(default_factory=list)
+    context: list[str] = Field(default_factory=list)  # the quoted words, verbatim
+    snippets: list[ShownSnippet] = Field(default_factory=list)  # the same, with their dates
     nodes: list[FiredNode] = Field(default_factory=list)
     edge_ids: list[str] = Field(default_factory=list)
 
     def render(self) -> str:
-        """`[MEMORY]` and `[CONTEXT]` blocks as text; empty when nothing fired."""
+        """`[MEMORY]` and `[CONTEXT]` blocks as text; empty when nothing is relevant."""
         parts: list[str] = []
         if self.memory:
             parts.append("[MEMORY]\n" + "\n".join(self.memory))
-        if self.context:
+        if self.snippets:
+            parts.append("[CONTEXT]\n" + "\n".join(s.line for s in self.snippets))
+        elif self.context:
             parts.append("[CONTEXT]\n" + "\n".join(f'- "{s}"' for s in self.context))
         return "\n\n".join(parts)
 
     def as_json(self) -> dict[str, Any]:
-        """The `recall --json` shape (SPEC §9)."""
+        """The `recall --json` shape (SPEC §9, plus each snippet's dates)."""
         return {
             "memory": self.memory,
             "context": self.context,
+            "snippets": [s.model_dump(mode="json") for s in self.snippets],
             "nodes": [
                 {"name": n.name, "kind": n.kind, "score": round(n.score, 6),
                  "direction": n.direction, "hop": n.hop}

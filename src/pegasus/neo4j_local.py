@@ -4,7 +4,7 @@
 Browser once with Maven, into a cache under PEGASUS_HOME; `LocalNeo4j` writes a neo4j.conf
 (loopback only, https off, usage report off), starts `java ... CommunityEntryPoint`, waits until
 Bolt answers and stops it cleanly. `LocalNeo4j.throwaway()` is the test server: random free
-ports, auth off, a temporary folder removed afterwards.
+ports, a temporary folder removed afterwards, auth on when asked (the test suite asks).
 """
 
 from __future__ import annotations
@@ -176,7 +176,7 @@ class LocalNeo4j:
     @classmethod
     @contextlib.contextmanager
     def throwaway(cls, settings: Settings | None = None, heap: str = "1g",
-                  pagecache: str = "512m") -> Iterator[ServerState]:
+                  pagecache: str = "512m", auth: bool = False) -> Iterator[ServerState]:
         """A test server on random free ports in a temporary folder, removed afterwards.
 
         Small memory by default (tests); benchmarks of large graphs pass more.
@@ -184,7 +184,7 @@ class LocalNeo4j:
         settings = settings or Settings()
         root = Path(tempfile.mkdtemp(prefix="pegasus-neo4j-"))
         server = cls(
-            settings, root, free_port(), free_port(), auth=False, heap=heap, pagecache=pagecache
+            settings, root, free_port(), free_port(), auth=auth, heap=heap, pagecache=pagecache
         )
         try:
             yield server.start()

@@ -6,6 +6,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
+import logging
+
 import neo4j
 from neo4j import GraphDatabase, ManagedTransaction
 from neo4j.exceptions import (
@@ -15,7 +17,13 @@ from neo4j.exceptions import (
     TransientError,
 )
 from neo4j.graph import Node, Relationship
-from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
+from tenacity import (
+    Retrying,
+    before_sleep_log,
+    retry_if_exception_type,
+    stop_after_attempt,
+    wait_exponential,
+)
 
 from pegasus import cypher
 from pegasus.errors import ConfigError, MigrationError, Neo4jUnavailableError
@@ -26,6 +34,8 @@ T = TypeVar("T")
 # Errors worth retrying the whole unit of work for: a server restart or a lost connection.
 # The driver already retries TransientError (deadlocks, leader switches) inside execute_*.
 _RETRYABLE = (ServiceUnavailable, SessionExpired, TransientError)
+
+log = logging.getLogger(__name__)
 
 
 def plain(value: Any) -> Any:
@@ -105,6 +115,7 @@ class Store:
                 retry=retry_if_exception_type(_RETRYABLE),
                 wait=wait_exponential(multiplier=0.5, max=8),
                 stop=stop_after_attempt(self.settings.neo4j_retry_attempts),
+                before_sleep=before_sleep_log(log, logging.WARNING),
                 reraise=True,
             ):
                 with attempt:

@@ -15,6 +15,7 @@ from urllib.parse import urlparse
 
 import pytest
 from selenium import webdriver
+from selenium.common.exceptions import TimeoutException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
@@ -107,10 +108,27 @@ def test_browser_shows_the_demo_graph_with_the_pegasus_style(settings, neo4j_bro
             memory.commit(user_id, conv["conversation_id"], conv["batch"],
                           at=parse_instant(conv["at"]), transcript=conv["transcript"])
     bolt = urlparse(settings.neo4j_uri)
-    page = (f"{neo4j_browser_url}?dbms=bolt://{bolt.hostname}:{bolt.port}"
-            "&preselectAuthMethod=NO_AUTH")
-    chromium.get(page)
     wait = WebDriverWait(chromium, 60)
+    if settings.neo4j_password:
+        # Log in as a user would: the connect form, with the server's password.
+        chromium.get(f"{neo4j_browser_url}?dbms=bolt://{settings.neo4j_user}@{bolt.hostname}:"
+                     f"{bolt.port}")
+        # The form renders once, then again after Browser's first (credential-less) attempt
+        # fails, which clears what was typed: type and connect until it is connected.
+        for _ in range(5):
+            password = wait.until(expected_conditions.element_to_be_clickable(
+                (By.CSS_SELECTOR, "[data-testid='password']")))
+            password.clear()
+            password.send_keys(settings.neo4j_password)
+            wait.until(expected_conditions.element_to_be_clickable(
+                (By.CSS_SELECTOR, "[data-testid='connect']"))).click()
+            with contextlib.suppress(TimeoutException):
+                WebDriverWait(chromium, 10).until(lambda b: "Connected to Neo4j" in b.find_element(
+                    By.TAG_NAME, "body").text)
+                break
+    else:
+        chromium.get(f"{neo4j_browser_url}?dbms=bolt://{bolt.hostname}:{bolt.port}"
+                     "&preselectAuthMethod=NO_AUTH")
     wait.until(lambda b: "Connected to Neo4j" in b.find_element(By.TAG_NAME, "body").text)
     with serving_folder(EXPLORE) as styles:
         run_in_editor(chromium, f":style {styles}/pegasus.grass")

@@ -1,22 +1,17 @@
 """The CLI verbs end to end against the session's Neo4j (NEO4J_URI points them at it)."""
 
 import json
-import os
 import subprocess
 import sys
 
 import pytest
 
-from tests.helpers import rel
+from tests.helpers import BAD_BATCHES, rel
 
 
 @pytest.fixture
-def env(migrated_server):
-    uri, auth = migrated_server
-    env = {**os.environ, "NEO4J_URI": uri, "HF_HUB_OFFLINE": "1"}
-    if auth:
-        env["NEO4J_USER"], env["NEO4J_PASSWORD"] = auth
-    return env
+def env(neo4j_env):
+    return neo4j_env
 
 
 def pegasus(env, *args, stdin=None, check=True):
@@ -113,3 +108,22 @@ def test_serve_answers_with_the_keys_user_and_refuses_others(env, user_id, setti
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+@pytest.mark.parametrize("batch, path", BAD_BATCHES)
+def test_a_bad_batch_file_is_one_line_naming_the_field_and_exit_2(neo4j_env, monkeypatch,
+                                                                  tmp_path, batch, path):
+    from typer.testing import CliRunner
+
+    from pegasus.cli import app
+
+    for name in ("NEO4J_URI", "NEO4J_USER", "NEO4J_PASSWORD"):
+        monkeypatch.setenv(name, neo4j_env[name])
+    file = tmp_path / "batch.json"
+    file.write_text(json.dumps(batch))
+    done = CliRunner().invoke(app, ["commit", "--user", "u-bad", "--conversation", "c1",
+                                    str(file)])
+    assert done.exit_code == 2, done.output
+    assert done.stderr.strip().splitlines() == [
+        next(ln for ln in done.stderr.splitlines() if ln.startswith("error:"))]
+    assert f"error: not an extraction batch: {path}: " in done.stderr

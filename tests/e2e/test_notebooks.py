@@ -15,6 +15,7 @@ NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 def execute(name: str, monkeypatch, settings, figures: Path) -> dict:
     """Run one notebook in a fresh kernel; the JSON its last cell prints."""
     monkeypatch.setenv("NEO4J_URI", settings.neo4j_uri)
+    monkeypatch.setenv("NEO4J_USER", settings.neo4j_user)
     if settings.neo4j_password:
         monkeypatch.setenv("NEO4J_PASSWORD", settings.neo4j_password)
     monkeypatch.setenv("PEGASUS_FIGURES", str(figures))

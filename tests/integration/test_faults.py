@@ -67,6 +67,9 @@ def test_a_transient_lost_connection_during_recall_is_retried(settings, user_id,
 
     import pegasus.store as store_module
 
+    # The driver's own retry window is 0, so only Pegasus's retry (Store._retrying) can save
+    # this recall: without it the test fails.
+    settings = settings.model_copy(update={"neo4j_retry_time_s": 0.0})
     with Memory(settings) as mem:
         mem.commit(user_id, "c1", {"entities": [{"name": "Sarah", "kind": "PERSON"}],
                                    "relations": [rel("User", "HAS_BOSS", "Sarah",
@@ -83,8 +86,35 @@ def test_a_transient_lost_connection_during_recall_is_retried(settings, user_id,
         monkeypatch.setattr(store_module, "run", flaky)
         again = mem.recall(user_id, "boss Sarah")
     assert calls.count("read/activation") == 2  # failed once, retried once
-    assert again.memory == expected.memory == ["User -[HAS_BOSS]-> Sarah"]
-    assert again.context == ["my boss Sarah"]
+    assert again.context == expected.context == ["my boss Sarah"]
+    assert again.edge_ids == expected.edge_ids and len(again.edge_ids) == 1
+
+
+def test_without_pegasus_retry_a_lost_connection_is_a_clear_error(settings, user_id,
+                                                                    monkeypatch):
+    from neo4j.exceptions import ServiceUnavailable
+
+    import pegasus.store as store_module
+    from pegasus.errors import Neo4jUnavailableError
+
+    settings = settings.model_copy(update={"neo4j_retry_time_s": 0.0,
+                                           "neo4j_retry_attempts": 1})
+    with Memory(settings) as mem:
+        mem.commit(user_id, "c1", {"entities": [{"name": "Sarah", "kind": "PERSON"}],
+                                   "relations": [rel("User", "HAS_BOSS", "Sarah",
+                                                     snippet="my boss Sarah")]})
+        original, calls = store_module.run, []
+
+        def flaky(tx, name, **params):
+            calls.append(name)
+            if name == "read/activation":
+                raise ServiceUnavailable("connection reset by peer")
+            return original(tx, name, **params)
+
+        monkeypatch.setattr(store_module, "run", flaky)
+        with pytest.raises(Neo4jUnavailableError, match="lost the connection"):
+            mem.recall(user_id, "boss Sarah")
+    assert calls.count("read/activation") == 1
 
 
 def test_an_llm_that_keeps_timing_out_leaves_the_extraction_resumable(settings, user_id):

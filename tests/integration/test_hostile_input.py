@@ -1,6 +1,5 @@
 """Input built to break things gets a clear error and writes nothing (SPEC §10)."""
 
-import os
 import subprocess
 import sys
 
@@ -56,14 +55,13 @@ def test_deeply_nested_and_control_character_batches(settings, raw_driver, user_
     (b"\xff\xfe\x00garbage", "utf-8"),
     (("[" * 200_000 + "]" * 200_000).encode(), "too deeply nested"),
 ])
-def test_cli_rejects_unreadable_files_with_a_clear_error(migrated_server, tmp_path, user_id,
+def test_cli_rejects_unreadable_files_with_a_clear_error(neo4j_env, tmp_path, user_id,
                                                         content, message):
-    uri, _ = migrated_server
     path = tmp_path / "batch.json"
     path.write_bytes(content)
     done = subprocess.run(
         [sys.executable, "-m", "pegasus", "commit", "--user", user_id, "--conversation", "c1",
-         str(path)], env={**os.environ, "NEO4J_URI": uri, "PYTHONPATH": "src"},
+         str(path)], env=neo4j_env,
         capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and message in done.stderr.lower(), done.stderr
     assert "Traceback" not in done.stderr

@@ -1,5 +1,4 @@
 import json
-import os
 import subprocess
 import sys
 
@@ -25,7 +24,7 @@ def node_state(driver, user_id, name):
 
 
 def test_flagged_merge_is_listed_and_undo_restores_both_nodes_and_edges(
-        settings, raw_driver, user_id, migrated_server):
+        settings, raw_driver, user_id, neo4j_env):
     with Memory(settings) as plain:
         plain.commit(user_id, "c1", FIRST)
     sarah_before = node_state(raw_driver, user_id, "Sarah")
@@ -39,10 +38,8 @@ def test_flagged_merge_is_listed_and_undo_restores_both_nodes_and_edges(
         assert flag["status"] == "flagged" and flag["absorbed_name"] == "Sarah Kim"
         assert flag["confidence"] == 0.8
 
-        uri, auth = migrated_server
-        env = {**os.environ, "NEO4J_URI": uri, "HF_HUB_OFFLINE": "1"}
         listed = subprocess.run([sys.executable, "-m", "pegasus", "review", "--user", user_id],
-                                env=env, capture_output=True, text=True, timeout=120).stdout
+                                env=neo4j_env, capture_output=True, text=True, timeout=120).stdout
         assert flag["id"] in listed and "Sarah Kim → Sarah" in listed
 
         result = mem.undo_merge(user_id, flag["id"])

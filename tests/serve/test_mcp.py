@@ -23,7 +23,8 @@ BATCH = {
 
 def server(settings, user: str) -> StdioServerParameters:
     env = {k: v for k, v in os.environ.items() if k.startswith(("PYTHON", "HF_", "PATH"))}
-    env.update({"NEO4J_URI": settings.neo4j_uri, "PEGASUS_HOME": str(settings.home),
+    env.update({"NEO4J_URI": settings.neo4j_uri, "NEO4J_USER": settings.neo4j_user,
+                "NEO4J_PASSWORD": settings.neo4j_password or "", "PEGASUS_HOME": str(settings.home),
                 "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"})
     return StdioServerParameters(command=sys.executable, args=["-m", "pegasus", "mcp", "--user",
                                                                user], env=env)

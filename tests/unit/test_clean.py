@@ -131,13 +131,13 @@ labels = st.one_of(
 @given(
     entities=st.lists(st.fixed_dictionaries({
         "name": names, "kind": st.sampled_from(["person", "ORG", "weird", "", "Location"]),
-        "confidence": st.floats(allow_nan=True, allow_infinity=True),
+        "confidence": st.floats(allow_nan=False, allow_infinity=False),
     }), max_size=6),
     relations=st.lists(st.fixed_dictionaries({
         "source": names, "relation": labels, "target": names,
         "snippet": st.one_of(st.none(), st.text(max_size=20)),
         "stability": st.sampled_from(["stable", "STABLE", "nope", "ephemeral"]),
-        "confidence": st.floats(allow_nan=True, allow_infinity=True),
+        "confidence": st.floats(allow_nan=False, allow_infinity=False),
     }), max_size=8),
 )
 def test_cleaning_never_emits_self_loops_malformed_labels_or_snippetless_edges(entities, relations):

@@ -30,8 +30,6 @@ from pegasus.text import fold, is_placeholder, sentences
 LABEL_PATTERN = re.compile(r"^[A-Z][A-Z0-9]*(_[A-Z0-9]+){0,3}$")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _PROPERTY_KEY = re.compile(r"[^a-z0-9]+")
-MAX_NAME_CHARS = 200
-MAX_SNIPPET_CHARS = 2000
 # A snippet that is not verbatim in the user's turns is replaced by the user sentence that best
 # carries it, when that sentence scores at least this (rapidfuzz partial ratio, 0–100).
 SNIPPET_MATCH_MIN = 75.0
@@ -143,9 +141,6 @@ def clean_batch(
         if not name:
             dropped.append(Dropped(item=f"entity {raw.name!r}", reason="empty name"))
             continue
-        if len(name) > MAX_NAME_CHARS:
-            dropped.append(Dropped(item=f"entity {name[:40]!r}…", reason="name too long"))
-            continue
         kind, note = clean_kind(raw.kind)
         if note:
             notes.append(f"{name}: {note}")
@@ -155,8 +150,8 @@ def clean_batch(
         aliases = []
         for alias in raw.aliases:
             alias = clean_text(alias)
-            if alias and len(alias) <= MAX_NAME_CHARS and fold(alias) != fold(name) \
-                    and not is_placeholder(alias) and alias not in aliases:
+            if alias and fold(alias) != fold(name) and not is_placeholder(alias) \
+                    and alias not in aliases:
                 aliases.append(alias)
         entity = CleanEntity(
             name=name, kind=kind, aliases=aliases,
@@ -201,7 +196,7 @@ def clean_batch(
         if fold(source) == fold(target) or (is_placeholder(source) and is_placeholder(target)):
             dropped.append(Dropped(item=item, reason="relation points to itself"))
             continue
-        snippet = clean_text(raw.snippet or "")[:MAX_SNIPPET_CHARS]
+        snippet = clean_text(raw.snippet or "")
         if not snippet:
             dropped.append(Dropped(item=item, reason="no snippet (the user's words)"))
             continue
@@ -241,7 +236,7 @@ def clean_batch(
         if status not in ("current", "ended"):
             notes.append(f"{item}: unknown status {raw.status!r}, using current")
             status = "current"
-        evidence = clean_text(raw.evidence or "")[:MAX_SNIPPET_CHARS] or snippet
+        evidence = clean_text(raw.evidence or "") or snippet
         relations.append(CleanRelation(
             source=source, label=label, target=target,
             confidence=clamp_confidence(raw.confidence), stability=stability,
@@ -250,9 +245,9 @@ def clean_batch(
         ))
 
     conversation = batch.conversation.model_copy(update={
-        "summary": clean_text(batch.conversation.summary)[:4000],
+        "summary": clean_text(batch.conversation.summary),
         "importance": clamp_confidence(batch.conversation.importance),
-        "tags": [t for t in (clean_text(x)[:60] for x in batch.conversation.tags) if t][:20],
+        "tags": [t for t in (clean_text(x) for x in batch.conversation.tags) if t],
     })
     return CleanBatch(entities=list(entities.values()), relations=relations,
                       conversation=conversation, notes=notes, dropped=dropped)

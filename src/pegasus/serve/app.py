@@ -34,7 +34,13 @@ from pegasus.errors import (
     PegasusError,
 )
 from pegasus.memory import Memory
-from pegasus.models import CommitReport, DecayReport, ExtractionBatch, Turn
+from pegasus.models import (
+    CommitReport,
+    DecayReport,
+    ExtractionBatch,
+    Turn,
+    describe_validation_error,
+)
 from pegasus.serve.auth import KeyRing, load_keys
 from pegasus.serve.conversations import Conversations
 
@@ -233,10 +239,7 @@ def create_app(memory: Memory, upstream: httpx.AsyncClient | None = None) -> Fas
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
-        first = exc.errors()[0] if exc.errors() else {}
-        where = ".".join(str(p) for p in first.get("loc", ()))
-        return error(422, f"{where}: {first.get('msg', 'invalid request')}",
-                     "invalid_request_error")
+        return error(422, describe_validation_error(exc), "invalid_request_error")
 
     _memory_routes(app)
     from pegasus.serve.proxy import router
