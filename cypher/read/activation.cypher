@@ -1,24 +1,28 @@
-// Two-hop spreading activation (SPEC §7.5–7.6), both directions, over current edges only:
-// not dormant, not superseded, not expired at $now. Every seed starts at 1.0.
+// Two-hop spreading activation (docs/design.md, "Recall"), both directions, over current edges
+// only: not dormant, not superseded, not expired at $now. A seed starts at its graded match
+// ($seeds: [{id, act}]; a relation label's act goes to both ends of its current edges):
 //   contrib(u→v) = act(u) · strength(u,v) / Σ_{e∋u} strength(e) · $spread
 // Hop 1 spreads the seeds' activation; hop 2 spreads what each node received at hop 1.
 // Contributions add up. One row comes back: the reached nodes with their score, the hop
 // that first reached them and their forward/reverse shares, and every edge crossed.
 CALL () {
-  UNWIND $seed_ids AS seed_id
-  MATCH (n:Entity {user_id: $user_id, id: seed_id})
-  RETURN n
-  UNION
-  UNWIND $seed_labels AS label
+  UNWIND $seeds AS seed
+  MATCH (n:Entity {user_id: $user_id, id: seed.id})
+  RETURN n, seed.act AS act
+  UNION ALL
+  UNWIND $seed_labels AS seed
   MATCH (a:Entity {user_id: $user_id})-[r]->(b:Entity {user_id: $user_id})
-  WHERE type(r) = label AND r.user_id = $user_id AND r.superseded_at IS NULL
+  WHERE type(r) = seed.label AND r.user_id = $user_id AND r.superseded_at IS NULL
     AND NOT coalesce(r.dormant, false) AND (r.expires_at IS NULL OR r.expires_at > $now)
   UNWIND [a, b] AS n
-  RETURN n
+  WITH n, seed WHERE n.id <> coalesce($self_id, '')
+  RETURN n, seed.act AS act
 }
-WITH collect(DISTINCT n) AS seeds
+WITH n, max(act) AS act
+WITH collect({node: n, act: act}) AS seeds
 CALL (seeds) {
-  UNWIND seeds AS u
+  UNWIND seeds AS seed
+  WITH seed.node AS u, seed.act AS au
   CALL (u) {
     MATCH (u)-[x]-(:Entity {user_id: $user_id})
     WHERE x.user_id = $user_id AND x.superseded_at IS NULL AND NOT coalesce(x.dormant, false)
@@ -28,7 +32,7 @@ CALL (seeds) {
   MATCH (u)-[r]-(v:Entity {user_id: $user_id})
   WHERE degree > 0 AND r.user_id = $user_id AND r.superseded_at IS NULL
     AND NOT coalesce(r.dormant, false) AND (r.expires_at IS NULL OR r.expires_at > $now)
-  WITH v, r, 1.0 * r.strength / degree * $spread AS c, startNode(r) = u AS forward
+  WITH v, r, au * r.strength / degree * $spread AS c, startNode(r) = u AS forward
   WITH v, sum(c) AS a, sum(CASE WHEN forward THEN c ELSE 0.0 END) AS f,
        sum(CASE WHEN forward THEN 0.0 ELSE c END) AS rv, collect(r.id) AS edges
   RETURN collect({node: v, a: a, f: f, r: rv}) AS hop1,
@@ -53,7 +57,7 @@ CALL (hop1) {
          reduce(acc = [], es IN collect(edges) | acc + es) AS hop2_edges
 }
 WITH hop1_edges + hop2_edges AS crossed,
-     [s IN seeds | {node: s, a: 1.0, f: 0.0, r: 0.0, hop: 0, seed: 1}]
+     [s IN seeds | {node: s.node, a: s.act, f: 0.0, r: 0.0, hop: 0, seed: 1}]
    + [h IN hop1 | {node: h.node, a: h.a, f: h.f, r: h.r, hop: 1, seed: 0}]
    + [h IN hop2 | {node: h.node, a: h.a, f: h.f, r: h.r, hop: 2, seed: 0}] AS rows
 UNWIND rows AS row

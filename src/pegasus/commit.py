@@ -31,6 +31,7 @@ from pegasus.models import (
     MergeOutcome,
 )
 from pegasus.settings import Settings
+from pegasus.snippets import write_snippets
 from pegasus.store import run
 from pegasus.text import fold, is_placeholder, label_phrase
 
@@ -361,6 +362,10 @@ def commit_in_tx(tx: ManagedTransaction, job: CommitJob) -> CommitReport:
         run(tx, "write/revive_edges", rows=plan.revive, **edge_params)
     if plan.supersede:
         run(tx, "write/supersede_edges", rows=plan.supersede, **edge_params)
+    write_snippets(tx, job.embedder, user_id, job.conversation_id, now, [
+        *({"source_id": row["source_id"], "edge_id": row["props"]["id"]} for row in plan.create),
+        *({"source_id": row["source_id"], "edge_id": row["edge_id"]} for row in plan.sightings),
+    ])
     created_edges = {row["props"]["id"] for row in plan.create}
     for record in resolver.merge_records:
         # The edges this conversation made for the absorbed name, so an undo can move them.

@@ -98,6 +98,17 @@ class Settings(BaseSettings):
     context_threshold: float = 0.60
     context_snippets: int = 4
     read_reinforce: Literal["shown", "crossed"] = "shown"
+    # Relevance ranking and the word budget (docs/design.md, "Recall"; the issue of round 2
+    # replaced SPEC §7.9's "every edge between fired nodes, 4 strongest snippets per node").
+    budget_words: int = 300  # the whole injected block, per user, never exceeds this
+    expand_threshold: float = 0.05  # reached nodes at least this hot offer their edges
+    expand_nodes: int = 30
+    keyword_candidates: int = 50  # snippets asked of the full-text index per recall
+    rank_keywords: float = 0.45
+    rank_meaning: float = 0.35
+    rank_graph: float = 0.20
+    rank_floor: float = 0.30  # a memory under this share of the best one's score is not shown
+    max_memory_lines: int = 6
     # Seed matching: partitions up to this many keys are scored exactly; larger ones go
     # through the vector index with oversampling (docs/decisions.md, "Seed matching").
     exact_scan_max_keys: int = 20_000
@@ -107,6 +118,7 @@ class Settings(BaseSettings):
     write_context_seed_threshold: float = 0.20
     write_context_fire_threshold: float = 0.10
     write_context_budget: int = 40
+    write_context_budget_words: int = 1500
 
     # --- serve: the HTTP API and the OpenAI-compatible proxy ---------------------------
     # API key → user id. PEGASUS_API_KEYS as a JSON object, and/or a JSON file of that shape.

@@ -1,4 +1,4 @@
-"""The activation Cypher against a hand-built graph with known strengths (SPEC §7.6)."""
+"""The activation Cypher against a hand-built graph with known strengths (docs/design.md)."""
 
 from datetime import UTC, datetime
 
@@ -22,8 +22,9 @@ HIDDEN = [("U", "WORKED_AT", "Z", 100.0, "superseded"), ("U", "MET", "Y", 100.0,
           ("A", "ATTENDS", "W", 100.0, "expired")]
 
 
-def reference(edges, seeds):
-    """SPEC §7.6 computed by hand-written loops, the oracle for the Cypher."""
+def reference(edges, seeds: dict[str, float]):
+    """The spreading rule computed by hand-written loops, the oracle for the Cypher; each seed
+    starts at its graded activation."""
     def degree(n):
         return sum(s for a, _, b, s in edges if n in (a, b))
 
@@ -40,10 +41,10 @@ def reference(edges, seeds):
                 (fwd if a == u else rev)[v] = (fwd if a == u else rev).get(v, 0.0) + c
         return out, fwd, rev
 
-    hop1, f1, r1 = spread({s: 1.0 for s in seeds})
+    hop1, f1, r1 = spread(dict(seeds))
     hop2, f2, r2 = spread(hop1)
     nodes = set(seeds) | set(hop1) | set(hop2)
-    total = {n: (1.0 if n in seeds else 0.0) + hop1.get(n, 0.0) + hop2.get(n, 0.0) for n in nodes}
+    total = {n: seeds.get(n, 0.0) + hop1.get(n, 0.0) + hop2.get(n, 0.0) for n in nodes}
     hop = {n: 0 if n in seeds else (1 if n in hop1 else 2) for n in nodes}
     forward = {n: f1.get(n, 0.0) + f2.get(n, 0.0) for n in nodes}
     reverse = {n: r1.get(n, 0.0) + r2.get(n, 0.0) for n in nodes}
@@ -74,9 +75,10 @@ def graph(settings, raw_driver, user_id):
 
 def test_activation_matches_the_formula_to_1e9(graph, user_id):
     mem, ids = graph
-    reached, crossed = mem.recall_engine.activate(user_id, Seeds({ids["U"]: 1.0}, {}, []), NOW)
+    reached, crossed = mem.recall_engine.activate(user_id, Seeds({ids["U"]: 1.0}, {}, []), NOW,
+                                                  None)
     got = {n.name: n for n in reached}
-    total, hop, forward, reverse, hop1 = reference(EDGES, {"U"})
+    total, hop, forward, reverse, hop1 = reference(EDGES, {"U": 1.0})
     assert set(got) == set(total)
     for name in total:
         assert got[name].score == pytest.approx(total[name], abs=1e-9), name
@@ -101,16 +103,28 @@ def test_activation_matches_the_formula_to_1e9(graph, user_id):
 def test_two_seeds_and_relation_label_seeds(graph, user_id):
     mem, ids = graph
     reached, _ = mem.recall_engine.activate(
-        user_id, Seeds({ids["B"]: 0.9}, {"VISITED": 0.5}, []), NOW)
+        user_id, Seeds({ids["B"]: 0.9}, {"VISITED": 0.5}, []), NOW, None)
     got = {n.name: n.score for n in reached}
-    total, *_ = reference(EDGES, {"B", "A", "D"})  # VISITED's current endpoints are A and D
+    # VISITED's current endpoints are A and D: each starts at the label's 0.5.
+    total, *_ = reference(EDGES, {"B": 0.9, "A": 0.5, "D": 0.5})
     assert got == pytest.approx(total, abs=1e-9)
+    assert got["B"] > got["D"]  # a better match starts hotter
+
+
+def test_a_relation_label_never_seeds_the_self_node(graph, user_id):
+    mem, ids = graph
+    reached, _ = mem.recall_engine.activate(user_id, Seeds({}, {"KNOWS": 0.8}, []), NOW,
+                                            ids["U"])
+    got = {n.name: n for n in reached}
+    assert got["A"].seed and not got["U"].seed  # KNOWS is U → A; only A is a seed
+    total, *_ = reference(EDGES, {"A": 0.8})
+    assert {n: v.score for n, v in got.items()} == pytest.approx(total, abs=1e-9)
 
 
 def test_scores_stay_within_bounds(graph, user_id):
     mem, ids = graph
     reached, _ = mem.recall_engine.activate(
-        user_id, Seeds({i: 1.0 for i in ids.values()}, {}, []), NOW)
+        user_id, Seeds({i: 1.0 for i in ids.values()}, {}, []), NOW, None)
     seeds = len(ids)
     for node in reached:
         # a node receives at most 0.6 of each neighbour's activation per hop

@@ -3,7 +3,6 @@ from hypothesis import strategies as st
 
 from pegasus.models import Recall
 from pegasus.recall.budget import Reached, co_episode_bonus, fire
-from pegasus.recall.render import context_snippets, memory_lines
 
 
 def node(name, score, direction="forward", convs=(), hop=1):
@@ -48,21 +47,3 @@ def test_budget_bounds(items):
     assert len(fired) <= 8 and all(n.score >= 0.30 for n in fired)
     assert sum(n.direction == "reverse" for n in fired) <= 8 - min(
         6, sum(1 for s, d in items if s >= 0.30 and d != "reverse"))
-
-
-def test_memory_lines_strongest_first_in_arrow_format():
-    lines, _ = memory_lines([
-        {"source": "Bill", "label": "LIKES", "target": "Tea", "strength": 40.0},
-        {"source": "Bill", "label": "HAS_BOSS", "target": "Sarah", "strength": 90.0},
-    ])
-    assert lines == ["Bill -[HAS_BOSS]-> Sarah", "Bill -[LIKES]-> Tea"]
-
-
-def test_context_snippets_verbatim_deduplicated_at_most_four_per_node():
-    per_node = [[{"snippet": f"s{i}"} for i in range(6)], [{"snippet": "s0"}, {"snippet": "t"}]]
-    assert context_snippets(per_node, 4) == ["s0", "s1", "s2", "s3", "t"]
-
-
-def test_empty_recall_renders_empty_text():
-    assert Recall().render() == ""
-    assert Recall(memory=["A -[X]-> B"]).render() == "[MEMORY]\nA -[X]-> B"

@@ -14,11 +14,18 @@ import numpy as np
 from pegasus.embed import Embedder, unpack_vector
 from pegasus.models import FiredNode, Recall
 from pegasus.recall.budget import Reached, co_episode_bonus, fire
-from pegasus.recall.render import context_snippets, memory_lines
+from pegasus.recall.history import asks_about_past
+from pegasus.recall.rank import Candidate, Weights, choose, graph_scores, score
 from pegasus.recall.seeds import KeySet, Seeds, centred_scores, select_seeds
 from pegasus.settings import Settings
+from pegasus.snippets import keyword_query
 from pegasus.store import Store, run
 from pegasus.text import content_words
+
+
+def native(value: Any) -> datetime | None:
+    """A driver temporal value as a Python datetime (None stays None)."""
+    return value.to_native() if hasattr(value, "to_native") else value
 
 
 @dataclass
@@ -32,6 +39,7 @@ class Explained:
     crossed: list[str]
     recall: Recall
     shown: list[dict[str, Any]] = field(default_factory=list)
+    ranked: list[Candidate] = field(default_factory=list)  # every candidate, best first
 
 
 @dataclass
@@ -43,17 +51,20 @@ class RecallParams:
     total: int
     forward_slots: int
     reverse_slots: int
+    budget_words: int
+    expand_threshold: float
 
     @classmethod
     def for_recall(cls, s: Settings) -> RecallParams:
         return cls(s.seed_threshold, s.fire_threshold, s.budget_total, s.budget_forward,
-                   s.budget_reverse)
+                   s.budget_reverse, s.budget_words, s.expand_threshold)
 
     @classmethod
     def for_write_context(cls, s: Settings) -> RecallParams:
         forward = math.ceil(s.write_context_budget * 0.75)
         return cls(s.write_context_seed_threshold, s.write_context_fire_threshold,
-                   s.write_context_budget, forward, s.write_context_budget - forward)
+                   s.write_context_budget, forward, s.write_context_budget - forward,
+                   s.write_context_budget_words, s.write_context_fire_threshold)
 
 
 class RecallEngine:
@@ -126,11 +137,13 @@ class RecallEngine:
 
     # --- the walk ------------------------------------------------------------------------
 
-    def activate(self, user_id: str, seeds: Seeds, now: datetime
+    def activate(self, user_id: str, seeds: Seeds, now: datetime, self_id: str | None
                  ) -> tuple[list[Reached], list[str]]:
         rows = self.store.query(
-            "read/activation", user_id=user_id, seed_ids=list(seeds.entity_scores),
-            seed_labels=list(seeds.labels), now=now, spread=self.settings.spread_factor)
+            "read/activation", user_id=user_id, now=now, spread=self.settings.spread_factor,
+            seeds=[{"id": i, "act": a} for i, a in seeds.entity_scores.items()],
+            seed_labels=[{"label": lb, "act": a} for lb, a in seeds.labels.items()],
+            self_id=self_id)
         if not rows:
             return [], []
         reached = [
@@ -142,35 +155,77 @@ class RecallEngine:
         ]
         return reached, list(dict.fromkeys(rows[0]["crossed"]))
 
+    def self_node(self, user_id: str) -> tuple[str | None, set[str]]:
+        """The self node's id and the content words of its names (they name the user)."""
+        rows = self.store.query("read/self_node", user_id=user_id)
+        if not rows:
+            return None, set()
+        names = [rows[0]["name"], *rows[0]["aliases"]]
+        return rows[0]["id"], {w for name in names for w in content_words(name)}
+
+    def candidates(self, user_id: str, text: str, words: list[str], expand: list[str],
+                   history: bool, now: datetime) -> list[Candidate]:
+        """Edges of the reached nodes and edges whose snippets match the words, with the
+        keyword score from the full-text index and the meaning score against the message."""
+        s = self.settings
+        query = keyword_query(user_id, words)
+        if not expand and query is None:
+            return []
+        rows = self.store.query("read/recall_candidates", user_id=user_id, node_ids=expand,
+                                query=query, text_limit=s.keyword_candidates, history=history,
+                                now=now)
+        if not rows:
+            return []
+        message = self.embedder.embed([text])[0]
+        out = []
+        for r in rows:
+            dense = (float(unpack_vector(r["packed"]) @ message) if r["packed"] is not None
+                     else 0.0)
+            out.append(Candidate(
+                id=r["id"], source_id=r["source_id"], source=r["source"], label=r["label"],
+                target_id=r["target_id"], target=r["target"], snippet=r["snippet"] or "",
+                said_at=native(r["said_at"]), until=native(r["until"]),
+                text_score=r["text_score"] or 0.0, dense=dense))
+        return out
+
     def explain(self, user_id: str, text: str, now: datetime,
                 params: RecallParams | None = None) -> Explained:
         """The whole recall without the read log."""
         s = self.settings
         params = params or RecallParams.for_recall(s)
-        words = content_words(text)
+        self_id, self_words = self.self_node(user_id)
+        # The user's own name resolves to the self node, which never competes for the budget:
+        # it would otherwise seed every entity named after the user (docs/decisions.md).
+        words = [w for w in content_words(text)
+                 if w not in self_words and w.removesuffix("'s") not in self_words]
         seeds = self.seeds(user_id, words, params.seed_threshold)
-        if seeds.empty:
-            return Explained(words, seeds, [], [], [], Recall())
-        reached, crossed = self.activate(user_id, seeds, now)
+        seeds.entity_scores.pop(self_id or "", None)
+        reached, crossed = ([], []) if seeds.empty else self.activate(user_id, seeds, now,
+                                                                      self_id)
         co_episode_bonus(reached, s.co_episode_threshold, s.co_episode_bonus)
-        fired = fire(reached, params.fire_threshold, params.total, params.forward_slots,
+        others = [n for n in reached if n.id != self_id]
+        fired = fire(others, params.fire_threshold, params.total, params.forward_slots,
                      params.reverse_slots)
-        if not fired:
-            return Explained(words, seeds, reached, [], crossed, Recall())
-        hot = [n for n in fired if n.score >= s.context_threshold]
-        block = self.store.query(
-            "read/fired_edges", user_id=user_id, fired_ids=[n.id for n in fired],
-            hot_ids=[n.id for n in hot], per_node=s.context_snippets, now=now)[0]
-        lines, shown = memory_lines(block["memory"])
-        by_id = {c["id"]: c["snippets"] for c in block["context"]}
-        context = context_snippets([by_id.get(n.id, []) for n in hot], s.context_snippets)
+        expand = [n.id for n in sorted(others, key=lambda n: -n.score)
+                  if n.score >= params.expand_threshold][:s.expand_nodes]
+        found = self.candidates(user_id, text, words, expand, asks_about_past(text, now), now)
+        graph_scores(found, {n.id: n.score for n in reached}, self_id, seeds.labels)
+        ranked = score(found, Weights(s.rank_keywords, s.rank_meaning, s.rank_graph))
+        ends = {n.id for n in fired} | ({self_id} if self_id else set())
+        between = {c.id for c in ranked if c.source_id in ends and c.target_id in ends
+                   and (c.source_id != self_id or c.target_id != self_id)}
+        quoted, relations = choose(ranked, params.budget_words, s.rank_floor, between,
+                                   s.max_memory_lines)
         recall = Recall(
-            memory=lines, context=context,
+            memory=[c.relation for c in relations],
+            context=[c.snippet for c in quoted],
+            snippets=[c.shown() for c in quoted],
             nodes=[FiredNode(entity_id=n.id, name=n.name, kind=n.kind, score=n.score,
                              direction=n.direction, hop=n.hop) for n in fired],
-            edge_ids=[e["id"] for e in shown],
+            edge_ids=[c.id for c in [*relations, *quoted]],
         )
-        return Explained(words, seeds, reached, fired, crossed, recall, shown)
+        shown = [{"id": c.id, "source_id": c.source_id} for c in [*relations, *quoted]]
+        return Explained(words, seeds, reached, fired, crossed, recall, shown, ranked)
 
     def log_read(self, user_id: str, conversation_id: str, explained: Explained,
                  now: datetime) -> None:

@@ -49,9 +49,12 @@ def select_seeds(
     margin_top: float = 0.15,
     margin_gap: float = 0.15,
 ) -> Seeds:
-    """Keys above the threshold seed; a clear winner by margin seeds too (SPEC §7.4)."""
-    entity_scores: dict[str, float] = {}
-    labels: dict[str, float] = {}
+    """Keys above the threshold seed; a clear winner by margin seeds too (SPEC §7.4).
+
+    A seed's activation is graded (docs/design.md, "Graded seeds"): each distinct word it
+    matched contributes its best centred score s, combined as 1 − Π(1 − s), so a key matching
+    several of the message's words beats one matching one, and no seed exceeds 1."""
+    per_word: list[tuple[dict[str, float], dict[str, float]]] = []
     matches: list[tuple[str, str, float]] = []
     for i, word in enumerate(words):
         row = scores[i]
@@ -63,13 +66,25 @@ def select_seeds(
         runner_up = float(row[order[1]]) if row.size > 1 else -1.0
         if row[top] > margin_top and row[top] - runner_up >= margin_gap:
             accepted.add(top)
-        for j in accepted:
+        entities: dict[str, float] = {}
+        labels: dict[str, float] = {}
+        for j in sorted(accepted):
             score = float(row[j])
             matches.append((word, keys.ids[j], score))
             if keys.kinds[j] == "entity" and keys.entity_ids[j]:
                 eid = keys.entity_ids[j]
-                entity_scores[eid] = max(entity_scores.get(eid, -1.0), score)
+                entities[eid] = max(entities.get(eid, 0.0), score)
             elif keys.labels[j]:
                 label = keys.labels[j]
-                labels[label] = max(labels.get(label, -1.0), score)
-    return Seeds(entity_scores, labels, matches)
+                labels[label] = max(labels.get(label, 0.0), score)
+        per_word.append((entities, labels))
+    return Seeds(combine([e for e, _ in per_word]), combine([lb for _, lb in per_word]), matches)
+
+
+def combine(per_word: list[dict[str, float]]) -> dict[str, float]:
+    """Noisy-or over words: 1 − Π(1 − s) of each word's best score for that seed."""
+    miss: dict[str, float] = {}
+    for scores in per_word:
+        for seed, score in scores.items():
+            miss[seed] = miss.get(seed, 1.0) * (1.0 - min(max(score, 0.0), 1.0))
+    return {seed: 1.0 - m for seed, m in miss.items()}

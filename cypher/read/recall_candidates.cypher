@@ -1,0 +1,28 @@
+// The memory edges a recall may show (docs/design.md, "Recall"): the current edges of the
+// reached nodes ($node_ids, the self node left out), and the edges whose snippets the
+// full-text index finds for the message's words ($query, restricted to this user by its
+// user_key term; null for none). With $history, superseded edges found by their words join,
+// each with the date it ended. Dormant and expired edges never come back.
+CALL () {
+  UNWIND $node_ids AS node_id
+  MATCH (:Entity {user_id: $user_id, id: node_id})-[r]-(:Entity {user_id: $user_id})
+  WHERE r.user_id = $user_id AND r.superseded_at IS NULL AND NOT coalesce(r.dormant, false)
+    AND (r.expires_at IS NULL OR r.expires_at > $now)
+  RETURN r, 0.0 AS text_score
+  UNION ALL
+  WITH 1 AS one WHERE $query IS NOT NULL
+  CALL db.index.fulltext.queryNodes('snippet_text', $query, {limit: $text_limit})
+    YIELD node, score
+  WITH node, score WHERE node.user_id = $user_id
+  MATCH (:Entity {user_id: $user_id, id: node.source_id})-[r]->(:Entity {user_id: $user_id})
+  WHERE r.id = node.id AND r.user_id = $user_id AND NOT coalesce(r.dormant, false)
+    AND (r.expires_at IS NULL OR r.expires_at > $now)
+    AND (r.superseded_at IS NULL OR $history)
+  RETURN r, score AS text_score
+}
+WITH r, max(text_score) AS text_score
+MATCH (a:Entity)-[r]->(b:Entity)
+OPTIONAL MATCH (s:Snippet {user_id: $user_id, id: r.id})
+RETURN r.id AS id, a.id AS source_id, a.name AS source, type(r) AS label, b.id AS target_id,
+       b.name AS target, r.snippet AS snippet, coalesce(s.said_at, r.created_at) AS said_at,
+       r.superseded_at AS until, s.embedding_f32 AS packed, text_score

@@ -1,0 +1,136 @@
+"""Which memories a recall shows (docs/design.md, "Recall"): relevance ranking and the word
+budget. Pure: candidates come in with their scores' raw parts, the chosen lines go out.
+
+Each candidate edge is scored by three signals, each scaled to [0, 1] within the recall:
+- graph: the activation at its two ends (the self node counts 0: it is an end of nearly
+  everything, so it says nothing about relevance);
+- keywords: the full-text (BM25) score of its snippet for the message's words;
+- meaning: the cosine of its snippet's embedding with the whole message's.
+The block never exceeds the word budget; a snippet another shown snippet contains is dropped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+import numpy as np
+
+from pegasus.models import ShownSnippet
+from pegasus.text import fold
+
+
+@dataclass
+class Candidate:
+    """A memory edge that may be shown, with the raw parts of its relevance."""
+
+    id: str
+    source_id: str
+    source: str
+    label: str
+    target_id: str
+    target: str
+    snippet: str
+    said_at: datetime | None
+    until: datetime | None = None  # superseded at (history recalls only)
+    text_score: float = 0.0
+    dense: float = 0.0
+    graph: float = 0.0
+    score: float = 0.0
+
+    def shown(self) -> ShownSnippet:
+        return ShownSnippet(text=self.snippet, edge_id=self.id, said_at=self.said_at,
+                            until=self.until, score=round(self.score, 6))
+
+    @property
+    def line(self) -> str:
+        """The [CONTEXT] line: the date the words were said, then the words verbatim."""
+        return self.shown().line
+
+    @property
+    def relation(self) -> str:
+        """The [MEMORY] line of this edge."""
+        return f"{self.source} -[{self.label}]-> {self.target}"
+
+
+@dataclass
+class Weights:
+    keywords: float = 0.45
+    meaning: float = 0.35
+    graph: float = 0.20
+    floor: float = 0.30  # a candidate below this share of the best score is not shown
+
+
+def graph_scores(candidates: list[Candidate], activation: dict[str, float], self_id: str | None,
+                 labels: dict[str, float] | None = None) -> None:
+    """Each candidate's graph signal: the activation at its two ends (the self node counting
+    0), plus its relation label's seed score when the message matched the label."""
+    labels = labels or {}
+    for c in candidates:
+        c.graph = labels.get(c.label, 0.0) + sum(
+            activation.get(end, 0.0) for end in (c.source_id, c.target_id) if end != self_id)
+
+
+def score(candidates: list[Candidate], weights: Weights) -> list[Candidate]:
+    """Combine the three signals, each scaled to [0, 1] by its best value; best first."""
+    if not candidates:
+        return []
+
+    def scaled(values: np.ndarray) -> np.ndarray:
+        top = values.max(initial=0.0)
+        return values / top if top > 0 else np.zeros_like(values)
+
+    text = scaled(np.array([max(c.text_score, 0.0) for c in candidates]))
+    dense = np.clip(np.array([c.dense for c in candidates]), 0.0, 1.0)
+    graph = scaled(np.array([max(c.graph, 0.0) for c in candidates]))
+    total = weights.keywords * text + weights.meaning * dense + weights.graph * graph
+    for c, value in zip(candidates, total, strict=True):
+        c.score = float(value)
+    # Ties: the more recently said first, then by their words (never a random id).
+    ranked = sorted(candidates, key=lambda c: c.snippet)
+    ranked.sort(key=lambda c: c.said_at.timestamp() if c.said_at else 0.0, reverse=True)
+    ranked.sort(key=lambda c: c.score, reverse=True)
+    return ranked
+
+
+def word_count(text: str) -> int:
+    return len(text.split())
+
+
+def choose(ranked: list[Candidate], budget_words: int, floor: float,
+           relation_ids: set[str] | None = None, max_relations: int = 6
+           ) -> tuple[list[Candidate], list[Candidate]]:
+    """The snippets to quote and the relation lines to add, together within `budget_words`.
+
+    Snippets go in rank order while they fit, skipping any that a shown one contains; then
+    relation lines between fired nodes (`relation_ids`) whose snippet was not quoted, while
+    words are left. Candidates under `floor` × the best score are never shown."""
+    if not ranked:
+        return [], []
+    cutoff = ranked[0].score * floor
+    shown: list[Candidate] = []
+    folded: list[str] = []
+    used = 1  # the [CONTEXT] header
+    for c in ranked:
+        if c.score < cutoff or c.score <= 0:
+            break
+        words = word_count(c.line)
+        text = fold(c.snippet)
+        if used + words > budget_words or any(text in other for other in folded):
+            continue
+        shown.append(c)
+        folded.append(text)
+        used += words
+    quoted = {c.id for c in shown}
+    relations: list[Candidate] = []
+    if relation_ids:
+        used += 1  # the [MEMORY] header
+        for c in ranked:
+            if len(relations) >= max_relations:
+                break
+            if c.id in relation_ids and c.id not in quoted and c.until is None:
+                words = word_count(c.relation)
+                if used + words <= budget_words:
+                    relations.append(c)
+                    used += words
+    return shown, relations

@@ -1,0 +1,108 @@
+"""The ranking rules of recall (docs/design.md, "Recall"): pure, no database."""
+
+from datetime import UTC, datetime
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pegasus.models import Recall, ShownSnippet
+from pegasus.recall.history import asks_about_past
+from pegasus.recall.rank import Candidate, Weights, choose, graph_scores, score
+from pegasus.recall.seeds import KeySet, combine, select_seeds
+
+NOW = datetime(2026, 6, 1, tzinfo=UTC)
+
+
+def cand(cid, snippet, text=0.0, dense=0.0, graph=0.0, source="me", target="x", label="REL",
+         said=datetime(2026, 5, 1, tzinfo=UTC), until=None):
+    return Candidate(id=cid, source_id=source, source=source.title(), label=label,
+                     target_id=target, target=target.title(), snippet=snippet, said_at=said,
+                     until=until, text_score=text, dense=dense, graph=graph)
+
+
+def test_a_key_matching_several_words_beats_one_matching_one():
+    keys = KeySet(ids=["k1", "k2"], kinds=["entity", "entity"], entity_ids=["group", "artists"],
+                  labels=[None, None], vectors=np.zeros((2, 3)))
+    # words: lgbtq, support, group; "LGBTQ support group" matches all three, "LGBTQ artists" one.
+    scores = np.array([[0.6, 0.6], [0.5, 0.0], [0.7, 0.0]])
+    seeds = select_seeds(["lgbtq", "support", "group"], scores, keys)
+    assert seeds.entity_scores["group"] > seeds.entity_scores["artists"]
+    assert abs(seeds.entity_scores["group"] - (1 - 0.4 * 0.5 * 0.3)) < 1e-12
+    assert abs(seeds.entity_scores["artists"] - 0.6) < 1e-12
+
+
+@given(st.lists(st.dictionaries(st.sampled_from("abc"), st.floats(0, 1)), max_size=6))
+def test_graded_seeds_stay_within_zero_and_one_and_grow_with_words(per_word):
+    combined = combine(per_word)
+    for seed, value in combined.items():
+        assert 0.0 <= value <= 1.0
+        assert value >= max(w.get(seed, 0.0) for w in per_word) - 1e-12
+
+
+def test_the_self_node_adds_no_graph_signal_but_a_matched_label_does():
+    edges = [cand("e1", "a", source="me", target="sarah"), cand("e2", "b", source="me",
+                                                                target="tea", label="LIKES")]
+    graph_scores(edges, {"me": 5.0, "sarah": 0.4, "tea": 0.1}, "me", {"LIKES": 0.5})
+    assert edges[0].graph == 0.4 and edges[1].graph == 0.6
+
+
+def test_scores_combine_scaled_signals_best_first():
+    ranked = score([cand("kw", "k", text=4.0), cand("both", "b", text=2.0, dense=0.9),
+                    cand("none", "n")], Weights(keywords=0.5, meaning=0.5, graph=0.0))
+    assert [c.id for c in ranked] == ["both", "kw", "none"]
+    assert ranked[0].score == 0.5 * 0.5 + 0.5 * 0.9 and ranked[1].score == 0.5
+
+
+def test_equal_scores_put_the_more_recent_first():
+    old = cand("old", "x", text=1.0, said=datetime(2025, 1, 1, tzinfo=UTC))
+    new = cand("new", "y", text=1.0, said=datetime(2026, 1, 1, tzinfo=UTC))
+    assert [c.id for c in score([old, new], Weights())] == ["new", "old"]
+
+
+def test_the_block_never_exceeds_the_word_budget_and_drops_contained_snippets():
+    ranked = score([cand("long", "my boss Sarah moved the deadline again", text=3.0),
+                    cand("inside", "Sarah moved the deadline", text=2.9),
+                    cand("other", "I work at Acme", text=2.0),
+                    cand("big", " ".join(["word"] * 50), text=1.9)], Weights())
+    shown, relations = choose(ranked, budget_words=20, floor=0.0)
+    assert [c.id for c in shown] == ["long", "other"]
+    rendered = Recall(snippets=[c.shown() for c in shown]).render()
+    assert len(rendered.split()) <= 20
+
+
+def test_memories_far_below_the_best_are_not_shown():
+    ranked = score([cand("a", "x", text=10.0), cand("b", "y", text=1.0)],
+                   Weights(keywords=1.0, meaning=0.0, graph=0.0))
+    shown, _ = choose(ranked, budget_words=100, floor=0.3)
+    assert [c.id for c in shown] == ["a"]
+
+
+def test_relation_lines_only_for_edges_whose_snippet_is_not_quoted():
+    ranked = score([cand("q", "quoted words", text=2.0), cand("r", "not shown", text=0.1,
+                                                                label="HAS_BOSS")],
+                   Weights(keywords=1.0, meaning=0.0, graph=0.0))
+    shown, relations = choose(ranked, budget_words=9, floor=0.5, relation_ids={"q", "r"})
+    assert [c.id for c in shown] == ["q"] and [c.relation for c in relations] == [
+        "Me -[HAS_BOSS]-> X"]
+
+
+def test_snippet_lines_carry_their_date_and_a_superseded_one_its_end():
+    line = ShownSnippet(text="I work at Acme", edge_id="e", said_at=datetime(2023, 5, 8),
+                        until=datetime(2024, 1, 2)).line
+    assert line == '- 2023-05-08, until 2024-01-02: "I work at Acme"'
+    assert ShownSnippet(text="hi", edge_id="e", said_at=datetime(2023, 5, 8)).line == \
+        '- 2023-05-08: "hi"'
+
+
+def test_questions_about_the_past_open_the_history():
+    assert asks_about_past("where did I work before Nimbus?", NOW)
+    assert asks_about_past("what did I do last year", NOW)
+    assert asks_about_past("what happened in March 2019?", NOW)
+    assert not asks_about_past("where do I work?", NOW)
+    assert not asks_about_past("I like tea", NOW)
+
+
+def test_empty_recall_renders_empty_text():
+    assert Recall().render() == ""
+    assert Recall(memory=["A -[X]-> B"]).render() == "[MEMORY]\nA -[X]-> B"
