@@ -12,15 +12,15 @@ from pegasus.neo4j_local import LocalNeo4j
 
 
 @contextlib.contextmanager
-def memory(heap: str = "1g", pagecache: str = "512m", **overrides) -> Iterator[Memory]:
+def memory(heap: str = "1g", pagecache: str = "512m", llm=None, **overrides) -> Iterator[Memory]:
     """A migrated Memory on NEO4J_URI, else on a throwaway server of the given size."""
     if os.environ.get("NEO4J_URI"):
-        with Memory(Settings(**overrides)) as mem:
+        with Memory(Settings(**overrides), llm=llm) as mem:
             mem.migrate()
             yield mem
         return
     with (LocalNeo4j.throwaway(heap=heap, pagecache=pagecache) as state,
-          Memory(Settings(neo4j_uri=state.bolt_uri, **overrides)) as mem):
+          Memory(Settings(neo4j_uri=state.bolt_uri, **overrides), llm=llm) as mem):
         mem.migrate()
         yield mem
 

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, TypeVar
-
-import logging
 
 import neo4j
 from neo4j import GraphDatabase, ManagedTransaction

@@ -60,7 +60,8 @@ def test_recall_explained(settings, monkeypatch, tmp_path):
     assert {"Sarah", "Northwind"} <= set(out["seeds"])
     assert {"Sarah", "Northwind"} <= set(out["fired"])
     assert len(out["fired"]) <= 8
-    assert out["memory_lines"] > 0
+    assert out["snippets"] > 0 and out["candidates"] >= out["snippets"]
+    assert out["words"] <= out["budget"] and out["ranked_best_first"]
     assert_png(tmp_path / "recall_explained.png")
 
 

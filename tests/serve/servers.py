@@ -50,7 +50,7 @@ class StubUpstream:
         self.app.get("/v1/models")(self.models)
 
     def reply_to(self, body: dict) -> str:
-        return f"stub reply to: {body['messages'][-1]['content']}"
+        return f"stub reply to: {body['messages'][-1].get('content')}"
 
     async def completions(self, request: Request):
         body = await request.json()

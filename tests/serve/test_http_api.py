@@ -183,3 +183,12 @@ def test_fuzzing_finds_no_server_error(settings):
                     positive_data_acceptance])
 
             fuzz()
+
+
+def test_a_chat_message_with_no_known_role_is_the_clients_error(api):
+    """Found by benchmarks.fuzz: role "" was forwarded and reported as the upstream's 502."""
+    client, _, _, _ = api
+    answer = client.post("/v1/chat/completions", headers=auth(KEY_A),
+                         json={"model": "m", "messages": [{"role": ""}]})
+    assert answer.status_code == 422
+    assert answer.json()["error"]["message"].startswith("body.messages[0].role: ")

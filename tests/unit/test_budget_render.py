@@ -1,7 +1,6 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pegasus.models import Recall
 from pegasus.recall.budget import Reached, co_episode_bonus, fire
 
 

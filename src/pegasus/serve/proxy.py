@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import httpx
 from fastapi import APIRouter, Header, Path, Request
@@ -34,7 +34,9 @@ MEMORY_PREAMBLE = ("Long-term memory of this user, recalled from earlier convers
 
 class ChatMessage(BaseModel):
     model_config = ConfigDict(extra="allow")
-    role: str = Field(max_length=50)
+    # The roles OpenAI-compatible servers accept: anything else is the client's error (422),
+    # not something to forward and report as the upstream's failure.
+    role: Literal["system", "developer", "user", "assistant", "tool", "function"]
     content: str | list[dict[str, Any]] | None = None
 
 
@@ -109,7 +111,11 @@ def _upstream_failed(status: int | None, detail: str, conversation_id: str) -> J
                  "upstream_error", {CONVERSATION_HEADER: conversation_id})
 
 
-@router.post("/v1/chat/completions", responses=error_responses(400, 401, 422, 502, 503),
+@router.post("/v1/chat/completions",
+             responses={200: {"description": "The completion, or its stream (`stream: true`)",
+                              "content": {"application/json": {},
+                                          "text/event-stream": {}}},
+                        **error_responses(400, 401, 422, 502, 503)},
              summary="OpenAI-compatible chat completions with passive memory")
 async def chat_completions(
     body: ChatRequest, user: User, request: Request,

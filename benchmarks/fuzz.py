@@ -1,0 +1,175 @@
+"""A long randomized fuzz of commit, recall and every HTTP route (run on demand, not in CI).
+
+    python -m benchmarks.fuzz --minutes 10
+
+The suite runs its hypothesis tests derandomized, so it can never go red by chance; this is
+where new inputs are searched for. Three targets take turns until the time is up:
+- `Memory.commit` with batches built from arbitrary JSON values in the contract's shape;
+- `Memory.recall` with arbitrary text;
+- every route of `pegasus serve` (memory API and proxy), from its OpenAPI schema, by
+  schemathesis, with an LLM configured (a fake that always finishes) and a stub upstream
+  model on loopback behind the proxy.
+A finding is any exception that is not a PegasusError (Python) or any 5xx or schema mismatch
+(HTTP). Each is printed with its input; pin it in the suite, then fix it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import time
+import traceback
+import uuid
+
+import schemathesis
+from fastapi.testclient import TestClient
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
+from langchain_core.language_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage
+from schemathesis.specs.openapi.checks import positive_data_acceptance
+
+from benchmarks._server import machine, memory
+from benchmarks.report import write_section
+from pegasus.errors import PegasusError
+from pegasus.serve.app import create_app
+from tests.serve.servers import StubUpstream, serving
+
+KEY = "key-fuzz-000001"
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=30),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner,
+                                                                max_size=4),
+    max_leaves=12)
+NAME = st.one_of(st.sampled_from(["User", "me", "Sarah", "Acme", "", " ", "Ω\x00"]),
+                 st.text(max_size=300))
+ENTITY = st.fixed_dictionaries({"name": NAME}, optional={
+    "kind": st.text(max_size=45), "aliases": st.lists(NAME, max_size=3),
+    "properties": st.dictionaries(st.text(max_size=70), JSON, max_size=5),
+    "confidence": st.floats() | st.integers(), "is_user": st.booleans(),
+    "same_as_hint": st.none() | NAME})
+RELATION = st.fixed_dictionaries({"source": NAME, "relation": st.text(max_size=110),
+                                  "target": NAME}, optional={
+    "snippet": st.none() | st.text(max_size=2100), "evidence": st.none() | st.text(max_size=50),
+    "confidence": st.floats(), "stability": st.text(max_size=45),
+    "cardinality": st.text(max_size=45), "status": st.text(max_size=45),
+    "expires_at": st.none() | st.datetimes().map(lambda d: d.isoformat()) | st.text(max_size=30)})
+BATCH = st.fixed_dictionaries({}, optional={
+    "entities": st.lists(ENTITY, max_size=5) | JSON,
+    "relations": st.lists(RELATION, max_size=6) | JSON,
+    "conversation": st.fixed_dictionaries({}, optional={
+        "summary": st.text(max_size=50), "importance": st.floats(),
+        "tags": st.lists(st.text(max_size=70), max_size=22)}) | JSON})
+
+
+class Findings:
+    def __init__(self) -> None:
+        self.items: list[str] = []
+        self.tried: dict[str, int] = {}
+
+    def count(self, target: str) -> None:
+        self.tried[target] = self.tried.get(target, 0) + 1
+
+    def add(self, target: str, detail: str) -> None:
+        self.items.append(f"{target}: {detail}")
+        print(f"FINDING {target}: {detail}", flush=True)
+
+
+def fuzz_python(mem, findings: Findings, examples: int) -> None:
+    user = f"fuzz-{uuid.uuid4().hex[:8]}"
+
+    @given(batch=BATCH)
+    @hypothesis_settings(max_examples=examples, deadline=None, database=None,
+                         suppress_health_check=list(HealthCheck))
+    def commit(batch):
+        findings.count("Memory.commit")
+        try:
+            mem.commit(user, f"c-{uuid.uuid4().hex[:8]}", batch)
+        except PegasusError:
+            pass
+        except Exception:  # noqa: BLE001 - every other exception is a finding
+            findings.add("Memory.commit", f"{batch!r:.500}\n{traceback.format_exc(limit=3)}")
+
+    @given(text=st.text(max_size=400))
+    @hypothesis_settings(max_examples=examples, deadline=None, database=None,
+                         suppress_health_check=list(HealthCheck))
+    def recall(text):
+        findings.count("Memory.recall")
+        try:
+            mem.recall(user, text)
+        except PegasusError:
+            pass
+        except Exception:  # noqa: BLE001
+            findings.add("Memory.recall", f"{text!r:.300}\n{traceback.format_exc(limit=3)}")
+
+    commit()
+    recall()
+
+
+def fuzz_operation(operation, findings: Findings, examples: int) -> None:
+    label = operation.label
+
+    @given(case=operation.as_strategy())
+    @hypothesis_settings(max_examples=examples, deadline=None, database=None,
+                         suppress_health_check=list(HealthCheck))
+    def run(case):
+        findings.count(label)
+        case.call_and_validate(headers={"Authorization": f"Bearer {KEY}"},
+                               excluded_checks=[positive_data_acceptance])
+
+    try:
+        run()
+    except BaseException as exc:  # schemathesis reports its checks as an exception group
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        findings.add(label, f"{str(exc)[:800]}")
+
+
+def fuzz_http(app, findings: Findings, examples: int) -> None:
+    schema = schemathesis.openapi.from_asgi("/openapi.json", app)
+    for result in schema.get_all_operations():
+        fuzz_operation(result.ok(), findings, examples)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--minutes", type=float, default=10.0)
+    parser.add_argument("--examples", type=int, default=50, help="per target per round")
+    parser.add_argument("--no-write", action="store_true")
+    args = parser.parse_args()
+    finish = AIMessage(content="", tool_calls=[{"name": "finish", "args": {}, "id": "1",
+                                                "type": "tool_call"}])
+    findings, rounds = Findings(), 0
+    began = time.monotonic()
+    llm = GenericFakeChatModel(messages=itertools.repeat(finish))
+    upstream = StubUpstream()
+    upstream.CHUNK_DELAY_S = 0.0
+    with (serving(upstream.app) as upstream_url,
+          memory(api_keys={KEY: "fuzz-http-user"}, llm=llm,
+                 upstream_base_url=f"{upstream_url}/v1") as mem):
+        app = create_app(mem)
+        with TestClient(app):
+            while time.monotonic() - began < args.minutes * 60:
+                rounds += 1
+                fuzz_python(mem, findings, args.examples)
+                fuzz_http(app, findings, args.examples)
+                print(f"round {rounds}: {sum(findings.tried.values())} inputs, "
+                      f"{len(findings.items)} findings, {time.monotonic() - began:.0f} s",
+                      flush=True)
+    minutes = (time.monotonic() - began) / 60
+    lines = [f"{rounds} rounds in {minutes:.1f} minutes, {sum(findings.tried.values())} inputs; "
+             f"findings: {len(findings.items)}.", "",
+             "| target | inputs |", "|---|---|"]
+    lines += [f"| {t} | {n} |" for t, n in sorted(findings.tried.items())]
+    if findings.items:
+        lines += ["", "Findings (first 20):", ""]
+        lines += [f"- `{f.splitlines()[0][:200]}`" for f in findings.items[:20]]
+    print("\n".join(lines))
+    if not args.no_write:
+        write_section("Fuzz", f"python -m benchmarks.fuzz --minutes {args.minutes:g}", machine(),
+                      lines)
+
+
+if __name__ == "__main__":
+    main()
