@@ -1,4 +1,4 @@
-// The daily pass (SPEC §6): strength = S0·e^(−λt), t in days since touched_at, λ by stability.
+// The daily pass (design §6): strength = S0·e^(−λt), t in days since touched_at, λ by stability.
 // Recomputed from S0 and touched_at, so running it twice, or daily versus once after a month,
 // gives the same strengths. Below $dormant_below an edge is dormant; past expires_at it is
 // expired. Nothing is deleted. Batched so millions of edges never share one transaction.

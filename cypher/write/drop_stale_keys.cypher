@@ -1,4 +1,4 @@
-// Stale keys (SPEC §2): an entity key whose entity is gone or no longer has that surface form;
+// Stale keys (design §2): an entity key whose entity is gone or no longer has that surface form;
 // a relation key whose label is on no current edge of this user.
 MATCH (k:Key {user_id: $user_id})
 OPTIONAL MATCH (n:Entity {user_id: $user_id, id: k.entity_id})

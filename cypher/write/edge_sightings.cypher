@@ -1,5 +1,5 @@
 // A new sighting of a stored edge: cite the conversation; take the new words and confidence
-// only when the new sighting is surer (SPEC §6). Confidence never moves otherwise.
+// only when the new sighting is surer (design §6). Confidence never moves otherwise.
 UNWIND $rows AS row
 MATCH (s:Entity {user_id: $user_id, id: row.source_id})-[r]->(:Entity)
 WHERE r.id = row.edge_id AND r.user_id = $user_id

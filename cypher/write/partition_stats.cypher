@@ -1,4 +1,4 @@
-// The mean of the user's key vectors, for centring (SPEC §7.3); recomputed, never drifted.
+// The mean of the user's key vectors, for centring (design §7.3); recomputed, never drifted.
 MATCH (p:Partition {user_id: $user_id})
 OPTIONAL MATCH (k:Key {user_id: $user_id})
 WITH p, collect(k.embedding) AS vectors

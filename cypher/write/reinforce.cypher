@@ -1,4 +1,4 @@
-// Reinforcement (SPEC §6): S_now = S0·e^(−λt), S_new = min(S_now + bump, max);
+// Reinforcement (design §6): S_now = S0·e^(−λt), S_new = min(S_now + bump, max);
 // S0 := S_new, touched_at := now, dormant := false. Used on re-observation and at close.
 UNWIND $rows AS row
 MATCH (s:Entity {user_id: $user_id, id: row.source_id})-[r]->(:Entity)

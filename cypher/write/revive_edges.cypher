@@ -1,4 +1,4 @@
-// A superseded edge observed again becomes current again (SPEC §6).
+// A superseded edge observed again becomes current again (design §6).
 UNWIND $rows AS row
 MATCH (s:Entity {user_id: $user_id, id: row.source_id})-[r]->(:Entity)
 WHERE r.id = row.edge_id AND r.user_id = $user_id

@@ -1,4 +1,4 @@
-// Seed keys: one per entity name or alias, one per relation label (SPEC §2).
+// Seed keys: one per entity name or alias, one per relation label (design §2).
 // `embedding` (a float list) feeds the vector index; `embedding_f32` holds the same float32
 // values packed little-endian, which the exact scan reads far faster than a list of floats.
 UNWIND $rows AS row

@@ -136,7 +136,7 @@ def commit(
         Path | None, typer.Option(help="Transcript (JSON list of turns) to check snippets.")
     ] = None,
 ) -> None:
-    """Commit an extraction batch without any LLM (SPEC §3); prints the commit report."""
+    """Commit an extraction batch without any LLM (design §3); prints the commit report."""
     batch = _read_json(file)
     turns = _read_json(transcript) if transcript else None
     when = parse_at(at)
@@ -165,7 +165,7 @@ def recall(
     conversation: Annotated[
         str | None, typer.Option("--conversation", help="Log the read on this conversation.")
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON (SPEC §9).")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON (design §9).")] = False,
     at: AtOption = None,
 ) -> None:
     """Print the [MEMORY]/[CONTEXT] block this message recalls (empty when nothing fires)."""

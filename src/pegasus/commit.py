@@ -1,4 +1,4 @@
-"""Commit one conversation's batch in one write transaction (SPEC §5–§6).
+"""Commit one conversation's batch in one write transaction (design §5–§6).
 
 Inside the transaction: lock the user's partition, read its entities, clean the batch, decide
 merges, plan the edges, write everything through `cypher/write/*`. Any exception aborts the
@@ -215,7 +215,7 @@ class _Resolver:
         return best
 
     def _pending(self, proposed: CleanEntity, candidates: list[StoredEntity]) -> StoredEntity:
-        """A new entity, its candidate pair recorded for later review (SPEC §5, no reviewer)."""
+        """A new entity, its candidate pair recorded for later review (design §5, no reviewer)."""
         entity = self._new(proposed)
         self.report.review_pending.append(
             {"name": proposed.name, "candidates": [c.name for c in candidates]})

@@ -1,4 +1,4 @@
-"""Conversation close (read reinforcement, SPEC §7.10) and the daily decay pass (SPEC §6)."""
+"""Conversation close (read reinforcement, design §7.10) and the daily decay pass (design §6)."""
 
 from __future__ import annotations
 

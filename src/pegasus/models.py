@@ -94,7 +94,7 @@ class _Lenient(BaseModel):
 
 
 class EntityIn(_Lenient):
-    """A proposed entity (SPEC §3)."""
+    """A proposed entity (design §3)."""
 
     name: Name
     kind: Word = "OTHER"
@@ -114,7 +114,7 @@ class EntityIn(_Lenient):
 
 
 class RelationIn(_Lenient):
-    """A proposed memory edge (SPEC §3); `status: ended` says a claim stopped being true."""
+    """A proposed memory edge (design §3); `status: ended` says a claim stopped being true."""
 
     source: Name
     relation: Annotated[str, StringConstraints(max_length=MAX_LABEL_CHARS)]
@@ -273,7 +273,7 @@ class Recall(BaseModel):
         return "\n\n".join(parts)
 
     def as_json(self) -> dict[str, Any]:
-        """The `recall --json` shape (SPEC §9, plus each snippet's dates)."""
+        """The `recall --json` shape (design §9, plus each snippet's dates)."""
         return {
             "memory": self.memory,
             "context": self.context,

@@ -1,4 +1,4 @@
-"""Settings: connection, models, and every constant of the design (SPEC.md) with its default."""
+"""Settings: connection, models, and every constant of the design (docs/design.md) with its default."""
 
 from __future__ import annotations
 
@@ -64,7 +64,7 @@ class Settings(BaseSettings):
     llm_max_retries: int = 4
     extract_assistant_turns: bool = False
 
-    # --- write path (SPEC §4–§6) ----------------------------------------------------------
+    # --- write path (design §4–§6) ----------------------------------------------------------
     initial_strength: float = 100.0
     max_strength: float = 100.0
     reinforce_bump: float = 15.0
@@ -84,7 +84,7 @@ class Settings(BaseSettings):
     review_merge_flagged: float = 0.70
     decay_batch_size: int = 10_000
 
-    # --- recall (SPEC §7) ------------------------------------------------------------------
+    # --- recall (design §7) ------------------------------------------------------------------
     seed_threshold: float = 0.30
     margin_top: float = 0.15
     margin_gap: float = 0.15
@@ -98,8 +98,7 @@ class Settings(BaseSettings):
     context_threshold: float = 0.60
     context_snippets: int = 4
     read_reinforce: Literal["shown", "crossed"] = "shown"
-    # Relevance ranking and the word budget (docs/design.md, "Recall"; the issue of round 2
-    # replaced SPEC §7.9's "every edge between fired nodes, 4 strongest snippets per node").
+    # Relevance ranking and the word budget (design §7.6-7.8).
     budget_words: int = 300  # the whole injected block, per user, never exceeds this
     expand_threshold: float = 0.05  # reached nodes at least this hot offer their edges
     expand_nodes: int = 30
@@ -114,7 +113,7 @@ class Settings(BaseSettings):
     exact_scan_max_keys: int = 20_000
     index_candidates_per_word: int = 50
 
-    # --- write-time context for the extractor (SPEC §7, last paragraph) -------------------
+    # --- write-time context for the extractor (design §7, last paragraph) -------------------
     write_context_seed_threshold: float = 0.20
     write_context_fire_threshold: float = 0.10
     write_context_budget: int = 40

@@ -7,7 +7,7 @@ import unicodedata
 from functools import cache
 from importlib import resources
 
-# Self placeholders the extractor emits before it knows the user's name (SPEC §5).
+# Self placeholders the extractor emits before it knows the user's name (design §5).
 SELF_PLACEHOLDERS = frozenset(
     {"user", "the user", "me", "i", "myself", "self", "the speaker", "speaker", "you",
      "user (me)", "the user (me)", "my self", "mine"}
@@ -64,7 +64,7 @@ def nickname_match(proposed: str, stored: str) -> bool:
     """'Bill' ~ 'William Smith', 'Bill Smith' ~ 'William Smith', not 'Bill Jones' ~ 'William Smith'.
 
     The first given names must be equal or nicknames of each other, and what follows them must
-    be equal or absent on one side (SPEC §5 rule 3). Equal names are rule 1, not this one.
+    be equal or absent on one side (design §5 rule 3). Equal names are rule 1, not this one.
     """
     p, s = fold(proposed).split(), fold(stored).split()
     if not p or not s or p == s or p[0] == s[0]:

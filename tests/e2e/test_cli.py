@@ -36,12 +36,14 @@ def test_commit_recall_close_consolidate(env, tmp_path, user_id, settings):
     out = pegasus(env, "recall", "--user", user_id, "--json", "--conversation", "c2",
                   "--at", "2026-05-11T10:00:00Z", "how is my boss Sarah").stdout
     data = json.loads(out)
-    assert data["memory"] == ["User -[HAS_BOSS]-> Sarah"]
+    # The edge's words are quoted with their date, so no [MEMORY] line repeats the edge.
+    assert data["memory"] == []
     assert data["context"] == ["my boss Sarah is brilliant"]
-    assert data["text"].startswith("[MEMORY]")
-    assert {n["name"] for n in data["nodes"]} == {"User", "Sarah"}
+    assert data["snippets"][0]["said_at"].startswith("2026-05-01")
+    assert data["text"] == '[CONTEXT]\n- 2026-05-01: "my boss Sarah is brilliant"'
+    assert {n["name"] for n in data["nodes"]} == {"Sarah"}  # the self node takes no slot
     plain = pegasus(env, "recall", "--user", user_id, "my boss Sarah").stdout
-    assert plain.startswith("[MEMORY]\nUser -[HAS_BOSS]-> Sarah")
+    assert plain.strip() == '[CONTEXT]\n- 2026-05-01: "my boss Sarah is brilliant"'
     closed = pegasus(env, "close", "--user", user_id, "--conversation", "c2",
                      "--at", "2026-05-11T10:00:00Z").stdout
     assert closed.strip() == "reinforced 1 edges"
@@ -101,7 +103,7 @@ def test_serve_answers_with_the_keys_user_and_refuses_others(env, user_id, setti
         recall = httpx.post(f"{base}/v1/memory/recall", json={"text": "Sarah again"},
                             headers={"Authorization": "Bearer key-serve-test-1"}, timeout=60)
         assert recall.status_code == 200
-        assert "User -[HAS_BOSS]-> Sarah" in recall.json()["memory"]
+        assert recall.json()["context"] == ["my boss Sarah moved the deadline"]
         refused = httpx.post(f"{base}/v1/memory/recall", json={"text": "Sarah again"},
                              headers={"Authorization": "Bearer someone-elses-key"})
         assert refused.status_code == 401

@@ -47,7 +47,7 @@ def test_reinforcement_dynamics(settings, monkeypatch, tmp_path):
     out = execute("02_reinforcement_dynamics.ipynb", monkeypatch, settings, tmp_path)
     alive, hub = out["final_alive"], out["final_hub_alive"]
     # Reinforcing what the walk crossed keeps more alive than reinforcing what was shown,
-    # which keeps more than never recalling; the hub's edges show it most (SPEC §7.10).
+    # which keeps more than never recalling; the hub's edges show it most (design §7.10).
     assert alive["crossed"] > alive["shown"] > alive["no reads"]
     assert hub["crossed"] > hub["shown"]
     assert alive["crossed"] <= out["edges"]

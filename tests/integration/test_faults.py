@@ -1,4 +1,4 @@
-"""The Neo4j server dies in the middle of a commit (SPEC §6: all of it or none of it)."""
+"""The Neo4j server dies in the middle of a commit (design §6: all of it or none of it)."""
 
 import os
 import shutil

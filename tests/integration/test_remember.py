@@ -1,4 +1,4 @@
-"""Extraction with langchain-core's scripted chat model emitting tool calls (SPEC §8)."""
+"""Extraction with langchain-core's scripted chat model emitting tool calls (design §8)."""
 
 from datetime import UTC, datetime
 

@@ -1,4 +1,4 @@
-"""The deterministic cleaning pass (SPEC §4): repairs what it can, drops the rest with a note.
+"""The deterministic cleaning pass (design §4): repairs what it can, drops the rest with a note.
 
 Pure: no database. `known` says whether a name already names something on the user's graph.
 Nothing here merges or decides identity.
@@ -46,7 +46,7 @@ KIND_SYNONYMS = {
     "PREF": "PREFERENCE", "LIKE": "PREFERENCE", "TASTE": "PREFERENCE", "HOBBY": "PREFERENCE",
     "DATE": "EVENT", "OCCASION": "EVENT", "MEETING": "EVENT", "TRIP": "EVENT",
 }
-# Stabilities whose edges may not expire (SPEC §2, §4).
+# Stabilities whose edges may not expire (design §2, §4).
 PERMANENT = {"immutable", "stable", "mutable"}
 
 

@@ -1,4 +1,4 @@
-"""Tool-calling extraction with a staged batch (SPEC §8).
+"""Tool-calling extraction with a staged batch (design §8).
 
 The model records each entity and relation through a tool call as soon as it considers it;
 every valid call is appended to a staging file at once. A cut-off run resumes from the staged

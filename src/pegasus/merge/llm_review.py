@@ -1,4 +1,4 @@
-"""The LLM merge reviewer (SPEC §5): a confidence per candidate, as JSON, range-checked."""
+"""The LLM merge reviewer (design §5): a confidence per candidate, as JSON, range-checked."""
 
 from __future__ import annotations
 

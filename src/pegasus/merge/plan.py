@@ -1,4 +1,4 @@
-"""The edge plan of one commit (SPEC §6): create, reinforce, supersede, revive, end.
+"""The edge plan of one commit (design §6): create, reinforce, supersede, revive, end.
 
 Pure: takes the relations with resolved endpoint ids and the user's stored edges for the same
 (source, label) pairs, and says what to write. Relations are applied in batch order, so two

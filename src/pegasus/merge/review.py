@@ -1,4 +1,4 @@
-"""The review hook (SPEC §5): something that scores how likely a candidate is the same entity."""
+"""The review hook (design §5): something that scores how likely a candidate is the same entity."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Deterministic merge rules (SPEC §5): exact → alias → nickname → fuzzy nominations.
+"""Deterministic merge rules (design §5): exact → alias → nickname → fuzzy nominations.
 
 Pure: compares a proposed entity with the stored entities of the same kind and user. Only the
 first three rules can merge, and only on exactly one match; fuzzy resemblance and the

@@ -1,4 +1,4 @@
-"""Undoing a merge from its record (SPEC §5, beyond the write-up): both nodes as they were."""
+"""Undoing a merge from its record (design §5, beyond the write-up): both nodes as they were."""
 
 from __future__ import annotations
 

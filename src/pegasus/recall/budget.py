@@ -1,4 +1,4 @@
-"""Co-episode bonus and the firing budget (SPEC §7.7–7.8). Pure."""
+"""Co-episode bonus and the firing budget (design §7.7–7.8). Pure."""
 
 from __future__ import annotations
 

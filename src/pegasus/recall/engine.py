@@ -43,6 +43,17 @@ class Explained:
 
 
 @dataclass
+class Partition:
+    """What recall needs to know of a user's partition before it starts."""
+
+    key_mean: np.ndarray | None
+    key_count: int
+    version: int
+    self_id: str | None
+    self_words: set[str]  # content words of the self node's names
+
+
+@dataclass
 class RecallParams:
     """The knobs of one walk; recall and the extractor's write-time context differ here."""
 
@@ -119,21 +130,36 @@ class RecallEngine:
                 rows[row["id"]] = row
         return self._keyset(list(rows.values()))
 
-    def seeds(self, user_id: str, words: list[str], seed_threshold: float) -> Seeds:
-        state = self.store.query("read/partition_state", user_id=user_id)
-        if not words or not state or not state[0]["key_count"]:
+    def partition(self, user_id: str) -> Partition:
+        """The user's key statistics and self node, read once per recall."""
+        rows = self.store.query("read/partition_state", user_id=user_id)
+        if not rows:
+            return Partition(None, 0, 0, None, set())
+        row = rows[0]
+        names = [n for n in [row["self_name"], *(row["self_aliases"] or [])] if n]
+        return Partition(
+            np.array(row["key_mean"], dtype=np.float64) if row["key_mean"] else None,
+            row["key_count"] or 0, row["version"] or 0, row["self_id"],
+            {w for name in names for w in content_words(name)})
+
+    def seeds(self, user_id: str, words: list[str], seed_threshold: float,
+              partition: Partition | None = None, vectors: np.ndarray | None = None) -> Seeds:
+        """Graded seeds of the words (design §7.2-7.3); the self node is never one."""
+        partition = partition or self.partition(user_id)
+        if not words or not partition.key_count or partition.key_mean is None:
             return Seeds({}, {}, [])
-        mean = np.array(state[0]["key_mean"], dtype=np.float64)
-        vectors = self.embedder.embed(words)
-        if state[0]["key_count"] <= self.settings.exact_scan_max_keys:
-            keys = self._exact_keys(user_id, state[0]["version"])
+        vectors = self.embedder.embed(words) if vectors is None else vectors
+        if partition.key_count <= self.settings.exact_scan_max_keys:
+            keys = self._exact_keys(user_id, partition.version)
         else:
-            keys = self._index_keys(user_id, vectors, state[0]["key_count"])
+            keys = self._index_keys(user_id, vectors, partition.key_count)
         if not keys.ids:
             return Seeds({}, {}, [])
-        scores = centred_scores(vectors, keys.vectors, mean)
-        return select_seeds(words, scores, keys, seed_threshold, self.settings.margin_top,
-                            self.settings.margin_gap)
+        scores = centred_scores(vectors, keys.vectors, partition.key_mean)
+        seeds = select_seeds(words, scores, keys, seed_threshold, self.settings.margin_top,
+                             self.settings.margin_gap)
+        seeds.entity_scores.pop(partition.self_id or "", None)
+        return seeds
 
     # --- the walk ------------------------------------------------------------------------
 
@@ -155,16 +181,8 @@ class RecallEngine:
         ]
         return reached, list(dict.fromkeys(rows[0]["crossed"]))
 
-    def self_node(self, user_id: str) -> tuple[str | None, set[str]]:
-        """The self node's id and the content words of its names (they name the user)."""
-        rows = self.store.query("read/self_node", user_id=user_id)
-        if not rows:
-            return None, set()
-        names = [rows[0]["name"], *rows[0]["aliases"]]
-        return rows[0]["id"], {w for name in names for w in content_words(name)}
-
-    def candidates(self, user_id: str, text: str, words: list[str], expand: list[str],
-                   history: bool, now: datetime) -> list[Candidate]:
+    def candidates(self, user_id: str, message: np.ndarray, words: list[str],
+                   expand: list[str], history: bool, now: datetime) -> list[Candidate]:
         """Edges of the reached nodes and edges whose snippets match the words, with the
         keyword score from the full-text index and the meaning score against the message."""
         s = self.settings
@@ -174,9 +192,6 @@ class RecallEngine:
         rows = self.store.query("read/recall_candidates", user_id=user_id, node_ids=expand,
                                 query=query, text_limit=s.keyword_candidates, history=history,
                                 now=now)
-        if not rows:
-            return []
-        message = self.embedder.embed([text])[0]
         out = []
         for r in rows:
             dense = (float(unpack_vector(r["packed"]) @ message) if r["packed"] is not None
@@ -193,13 +208,17 @@ class RecallEngine:
         """The whole recall without the read log."""
         s = self.settings
         params = params or RecallParams.for_recall(s)
-        self_id, self_words = self.self_node(user_id)
+        partition = self.partition(user_id)
+        self_id = partition.self_id
         # The user's own name resolves to the self node, which never competes for the budget:
-        # it would otherwise seed every entity named after the user (docs/decisions.md).
-        words = [w for w in content_words(text)
-                 if w not in self_words and w.removesuffix("'s") not in self_words]
-        seeds = self.seeds(user_id, words, params.seed_threshold)
-        seeds.entity_scores.pop(self_id or "", None)
+        # it would otherwise seed every entity named after the user (design §7.1).
+        words = [w for w in content_words(text) if w not in partition.self_words
+                 and w.removesuffix("'s") not in partition.self_words]
+        if not partition.key_count:
+            return Explained(words, Seeds({}, {}, []), [], [], [], Recall())
+        # One embedding call: the words for seeding, the whole message for ranking.
+        vectors = self.embedder.embed([*words, text])
+        seeds = self.seeds(user_id, words, params.seed_threshold, partition, vectors[:-1])
         reached, crossed = ([], []) if seeds.empty else self.activate(user_id, seeds, now,
                                                                       self_id)
         co_episode_bonus(reached, s.co_episode_threshold, s.co_episode_bonus)
@@ -208,7 +227,8 @@ class RecallEngine:
                      params.reverse_slots)
         expand = [n.id for n in sorted(others, key=lambda n: -n.score)
                   if n.score >= params.expand_threshold][:s.expand_nodes]
-        found = self.candidates(user_id, text, words, expand, asks_about_past(text, now), now)
+        found = self.candidates(user_id, vectors[-1], words, expand, asks_about_past(text, now),
+                                now)
         graph_scores(found, {n.id: n.score for n in reached}, self_id, seeds.labels)
         ranked = score(found, Weights(s.rank_keywords, s.rank_meaning, s.rank_graph))
         ends = {n.id for n in fired} | ({self_id} if self_id else set())

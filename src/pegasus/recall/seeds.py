@@ -1,4 +1,4 @@
-"""Seed matching (SPEC §7.2–7.5): content words against the user's keys, centred scores."""
+"""Seed matching (design §7.2–7.5): content words against the user's keys, centred scores."""
 
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ def select_seeds(
     margin_top: float = 0.15,
     margin_gap: float = 0.15,
 ) -> Seeds:
-    """Keys above the threshold seed; a clear winner by margin seeds too (SPEC §7.4).
+    """Keys above the threshold seed; a clear winner by margin seeds too (design §7.4).
 
     A seed's activation is graded (docs/design.md, "Graded seeds"): each distinct word it
     matched contributes its best centred score s, combined as 1 − Π(1 − s), so a key matching
