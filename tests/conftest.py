@@ -160,3 +160,23 @@ def neo4j_env(migrated_server) -> dict[str, str]:
     if auth:
         env["NEO4J_USER"], env["NEO4J_PASSWORD"] = auth
     return env
+
+
+@pytest.fixture
+def private_server():
+    """A server of the test's own (not yet started), for tests that kill it or need it
+    empty; the session's server must stay up and is already migrated."""
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    from pegasus.neo4j_local import LocalNeo4j, free_port
+
+    root = Path(tempfile.mkdtemp(prefix="pegasus-private-"))
+    server = LocalNeo4j(Settings(), root, free_port(), free_port(), auth=False, heap="512m",
+                        pagecache="128m")
+    try:
+        yield server
+    finally:
+        server.stop()
+        shutil.rmtree(root, ignore_errors=True)

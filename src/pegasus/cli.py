@@ -184,9 +184,13 @@ def close(user: UserOption, conversation: ConversationOption, at: AtOption = Non
 
 
 @app.command()
-def consolidate(at: AtOption = None) -> None:
-    """The daily decay pass over every edge."""
-    report = _with_memory(lambda mem: mem.consolidate(at=parse_at(at)))
+def consolidate(
+    at: AtOption = None,
+    user: Annotated[str | None, typer.Option("--user", help="Only this user's partition.")] = None,
+) -> None:
+    """The daily decay pass over every edge (or one user's); run it daily, e.g. from cron."""
+    when = parse_at(at)
+    report = _with_memory(lambda mem: mem.consolidate(at=when, user_id=user))
     typer.echo(report.model_dump_json(indent=2))
 
 

@@ -109,6 +109,8 @@ class _Resolver:
         target.confidence = max(target.confidence, proposed.confidence)
         if target.provisional and not proposed.provisional:
             target.provisional = False  # a real sighting confirms a provisional node
+            if target.kind == "OTHER":
+                target.kind = proposed.kind
         self._touch(target)
 
     def _record(self, proposed: CleanEntity, target: StoredEntity, rule: str,
@@ -350,7 +352,8 @@ def commit_in_tx(tx: ManagedTransaction, job: CommitJob) -> CommitReport:
     updated = [e for e in resolver.updated.values() if e.id not in resolver.created]
     if updated:
         run(tx, "write/update_entities", user_id=user_id, now=now,
-            rows=[{"id": e.id, "props": _entity_props(e)} for e in updated])
+            rows=[{"id": e.id, "kind_label": KIND_LABELS[e.kind], "props": _entity_props(e)}
+                  for e in updated])
     if plan.create:
         run(tx, "write/create_edges", user_id=user_id, rows=plan.create)
     edge_params = {"user_id": user_id, "now": now, "conversation_id": job.conversation_id}

@@ -85,4 +85,12 @@ def check_applied(applied: dict[int, str], available: list[Migration]) -> list[M
                 f"(checksum {checksum[:12]} in the database, {current.checksum[:12]} on disk); "
                 "restore the file and put the change in a new migration"
             )
-    return [m for m in available if m.version not in applied]
+    pending = [m for m in available if m.version not in applied]
+    highest = max(applied, default=0)
+    for migration in pending:
+        if migration.version < highest:
+            raise MigrationError(
+                f"{migration.path.name} is numbered below V{highest:04d}, the highest version "
+                "this database has applied, so it would run out of order; give it a number "
+                f"above V{highest:04d}")
+    return pending

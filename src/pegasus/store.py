@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+import time
+import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, TypeVar
@@ -160,22 +162,43 @@ class Store:
 
     # --- schema ------------------------------------------------------------------------
 
-    def migrate(self) -> list[str]:
-        """Apply the pending `cypher/schema` migrations in order; the names applied."""
+    def migrate(self, wait_s: float = 300.0) -> list[str]:
+        """Apply the pending `cypher/schema` migrations in order; the names applied.
+
+        Concurrent runs (two servers starting at once) serialise on a lock node: the second
+        waits, then finds nothing left to apply. Each version is recorded once (a constraint)."""
+        self._run_schema("maintenance/migration_bootstrap", cypher.split_statements(
+            cypher.load("maintenance/migration_bootstrap")))
+        holder = uuid.uuid4().hex
+        deadline = time.monotonic() + wait_s
+        while not self.execute("write/migration_lock", holder=holder,
+                               lease_s=int(wait_s))[0]["taken"]:
+            if time.monotonic() > deadline:
+                raise MigrationError("another `pegasus migrate` holds the schema lock; try again "
+                                     "when it has finished")
+            time.sleep(0.5)
+        try:
+            done = self._apply_pending()
+        finally:
+            self.execute("write/migration_unlock", holder=holder)
+        self._await_indexes()
+        return done
+
+    def _run_schema(self, name: str, statements: list[str]) -> None:
+        # Schema statements cannot share a transaction with writes: one each.
+        for statement in statements:
+            try:
+                with self.driver.session(database=self.database) as session:
+                    session.run(statement).consume()
+            except neo4j.exceptions.Neo4jError as exc:
+                raise MigrationError(f"{name} failed: {exc.message}") from exc
+
+    def _apply_pending(self) -> list[str]:
         available = cypher.migrations()
         applied = {r["version"]: r["checksum"] for r in self.query("read/applied_migrations")}
-        pending = cypher.check_applied(applied, available)
         done: list[str] = []
-        for migration in pending:
-            # Schema statements cannot share a transaction with writes: one each.
-            for statement in migration.statements:
-                try:
-                    with self.driver.session(database=self.database) as session:
-                        session.run(statement).consume()
-                except neo4j.exceptions.Neo4jError as exc:
-                    raise MigrationError(
-                        f"{migration.path.name} failed: {exc.message}"
-                    ) from exc
+        for migration in cypher.check_applied(applied, available):
+            self._run_schema(migration.path.name, migration.statements)
             self.execute(
                 "write/record_migration",
                 version=migration.version,
@@ -184,7 +207,6 @@ class Store:
                 applied_at=datetime.now(UTC).isoformat(),
             )
             done.append(migration.path.name)
-        self._await_indexes()
         return done
 
     def _await_indexes(self) -> None:

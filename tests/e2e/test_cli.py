@@ -49,6 +49,10 @@ def test_commit_recall_close_consolidate(env, tmp_path, user_id, settings):
     assert closed.strip() == "reinforced 1 edges"
     decay = json.loads(pegasus(env, "consolidate", "--at", "2026-06-10T10:00:00Z").stdout)
     assert decay["edges"] >= 1 and decay["at"].startswith("2026-06-10")
+    # One user's partition: exactly this user's one edge is decayed.
+    mine = json.loads(pegasus(env, "consolidate", "--user", user_id, "--at",
+                              "2026-06-11T10:00:00Z").stdout)
+    assert mine["edges"] == 1 and mine["at"].startswith("2026-06-11")
 
 
 def test_bad_input_gets_a_clear_error_and_exit_code(env, tmp_path, user_id):

@@ -317,3 +317,32 @@ def test_an_unusable_review_leaves_the_pair_pending_and_commits_the_rest(
         "Sarah", "Sarah Kim", "User"]
     assert ("User", "EMAILED", "Sarah Kim") in {(a, t, b) for a, t, b, _ in
                                                edges(raw_driver, user_id)}
+
+
+def test_a_provisional_node_is_absorbed_when_the_real_entity_arrives(settings, raw_driver,
+                                                                      user_id):
+    with Memory(settings) as mem:
+        first = mem.commit(user_id, "c1", {"relations": [
+            rel("User", "WORKS_AT", "Northwind", snippet="I work at Northwind")]})
+        assert first.provisional == ["Northwind"]
+        later = mem.commit(user_id, "c2", {
+            "entities": [{"name": "northwind", "kind": "ORG", "properties": {"city": "Oslo"}}],
+            "relations": [rel("Northwind", "LOCATED_IN", "Oslo", snippet="Northwind is in Oslo")]})
+    assert [(m.name, m.into, m.rule) for m in later.merged] == [
+        ("northwind", "Northwind", "provisional")]
+    [northwind] = [e for e in entities(raw_driver, user_id) if e["name"] == "Northwind"]
+    assert northwind["kind"] == "ORG" and northwind["labels"] == ["Entity", "Org"]
+    assert northwind["provisional"] is False and northwind["p_city"] == "Oslo"
+    assert {(a, t, b) for a, t, b, _ in edges(raw_driver, user_id)} == {
+        ("User", "WORKS_AT", "Northwind"), ("Northwind", "LOCATED_IN", "Oslo")}
+
+
+def test_an_ended_relation_with_an_unknown_end_leaves_no_orphan(settings, raw_driver, user_id):
+    with Memory(settings) as mem:
+        mem.commit(user_id, "c1", {"relations": [rel("User", "LIKES", "Tea", snippet="I like tea")]})
+        report = mem.commit(user_id, "c2", {"relations": [
+            rel("User", "WORKS_AT", "Initech", status="ended", snippet="I quit Initech")]})
+    assert [d.reason for d in report.dropped] == ["ended, with an end that is not known: "
+                                                  "nothing to end"]
+    assert report.provisional == []
+    assert "Initech" not in {e["name"] for e in entities(raw_driver, user_id)}

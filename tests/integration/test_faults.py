@@ -16,20 +16,8 @@ from pegasus.neo4j_local import LocalNeo4j, free_port
 from tests.helpers import rel, scripted_model, snapshot
 
 
-@pytest.fixture
-def own_server():
-    """A private server this test may kill (the session's server must stay up)."""
-    root = Path(tempfile.mkdtemp(prefix="pegasus-fault-"))
-    server = LocalNeo4j(Settings(), root, free_port(), free_port(), auth=False, heap="512m",
-                        pagecache="128m")
-    try:
-        yield server
-    finally:
-        server.stop()
-        shutil.rmtree(root, ignore_errors=True)
-
-
-def test_server_killed_mid_commit_commits_nothing_and_says_so(own_server, monkeypatch):
+def test_server_killed_mid_commit_commits_nothing_and_says_so(private_server, monkeypatch):
+    own_server = private_server
     state = own_server.start()
     settings = Settings(neo4j_uri=state.bolt_uri, neo4j_retry_time_s=1.0,
                         neo4j_retry_attempts=2)

@@ -62,3 +62,29 @@ def test_an_instant_utc_cannot_hold_is_a_clear_error():
     early = datetime(1, 1, 1, tzinfo=timezone(timedelta(minutes=1)))
     with pytest.raises(PegasusError, match="outside the instants UTC can hold"):
         aware(early)
+
+
+def test_a_migration_numbered_below_the_highest_applied_is_refused():
+    found = cypher.migrations()
+    latest = found[-1]
+    # Everything but V0002 applied: V0002 would now run after V0003 and later, out of order.
+    applied = {m.version: m.checksum for m in found if m.version != 2}
+    with pytest.raises(MigrationError, match=rf"V0002__\w+\.cypher is numbered below "
+                                             rf"V{latest.version:04d}"):
+        cypher.check_applied(applied, found)
+
+
+def test_every_cypher_file_is_used_and_every_loaded_name_exists():
+    """Queries are named in Python by string literals: each must have its file, and each file
+    (but the saved Browser queries and the migrations) must be named somewhere."""
+    import re
+
+    root = Path(__file__).resolve().parents[2]
+    sources = "\n".join(p.read_text() for folder in ("src", "benchmarks")
+                        for p in (root / folder).rglob("*.py"))
+    named = set(re.findall(r'"((?:read|write|maintenance)/[a-z_0-9]+)"', sources))
+    files = {str(p.relative_to(root / "cypher").with_suffix(""))
+             for p in (root / "cypher").rglob("*.cypher")
+             if p.parts[-2] not in ("explore", "schema")}
+    assert named - files == set(), "names without a file"
+    assert files - named == set(), "files never loaded"

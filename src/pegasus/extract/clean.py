@@ -212,6 +212,12 @@ def clean_batch(
         if not source_known and not target_known:
             dropped.append(Dropped(item=item, reason="neither end is known"))
             continue
+        status = clean_text(raw.status).lower()
+        if status == "ended" and not (source_known and target_known):
+            # Nothing stored can match it: a provisional node for it would be an orphan.
+            dropped.append(Dropped(item=item, reason="ended, with an end that is not known: "
+                                                     "nothing to end"))
+            continue
         for end, end_known in ((source, source_known), (target, target_known)):
             if not end_known:
                 entities[("OTHER", fold(end))] = CleanEntity(
@@ -232,7 +238,6 @@ def clean_batch(
         if expires_at is not None and stability in PERMANENT:
             notes.append(f"{item}: expiry removed from a {stability} relation")
             expires_at = None
-        status = clean_text(raw.status).lower()
         if status not in ("current", "ended"):
             notes.append(f"{item}: unknown status {raw.status!r}, using current")
             status = "current"

@@ -38,7 +38,7 @@ class StoredEntity:
 class Match:
     """What the rules found for one proposed entity."""
 
-    rule: Literal["exact", "alias", "nickname"] | None
+    rule: Literal["exact", "provisional", "alias", "nickname"] | None
     matches: list[StoredEntity]
     nominations: list[StoredEntity]
 
@@ -80,6 +80,14 @@ def match(proposed: CleanEntity, pool: list[StoredEntity], fuzzy_threshold: floa
     exact = [s for s in same_kind if fold(s.name) == name]
     if exact:
         return Match("exact", exact, [])
+    # A provisional node (kind OTHER, made for an unknown end of a relation) is the same
+    # referent as a real entity that arrives later under its name: it is absorbed, and takes
+    # the concrete kind (design §5).
+    if proposed.kind != "OTHER":
+        placeholder = [s for s in pool if s.provisional and s.kind == "OTHER"
+                       and name in s.forms()]
+        if len(placeholder) == 1:
+            return Match("provisional", placeholder, [])
     by_alias = [s for s in same_kind if name in s.forms()[1:]]
     if by_alias:
         return Match("alias", by_alias, [])

@@ -41,6 +41,8 @@ def undo_in_tx(tx: ManagedTransaction, embedder: Embedder, user_id: str, record_
         else:
             survivor.properties.pop(key, None)
     survivor.confidence = before["confidence"]
+    survivor.kind = before.get("kind", survivor.kind)  # a provisional node's kind comes back
+    survivor.provisional = before.get("provisional", survivor.provisional)
     if record["conversation_id"] not in before["conversations"]:
         survivor.conversations = [c for c in survivor.conversations
                                   if c != record["conversation_id"]]
@@ -53,7 +55,7 @@ def undo_in_tx(tx: ManagedTransaction, embedder: Embedder, user_id: str, record_
     for key in set(before["properties"]) | set(absorbed.properties):
         props.setdefault(f"p_{key}", None)  # a property the merge added is removed again
     run(tx, "write/update_entities", user_id=user_id, now=now,
-        rows=[{"id": survivor.id, "props": props}])
+        rows=[{"id": survivor.id, "kind_label": KIND_LABELS[survivor.kind], "props": props}])
     run(tx, "write/create_entities", user_id=user_id, now=now, rows=[
         {"id": restored.id, "kind_label": KIND_LABELS[restored.kind],
          "props": _entity_props(restored)}])

@@ -1,2 +1,0 @@
-SHOW CONSTRAINTS YIELD name, type, labelsOrTypes, properties
-RETURN name, type, labelsOrTypes, properties

@@ -1,2 +1,0 @@
-SHOW INDEXES YIELD name, type, labelsOrTypes, properties, state
-RETURN name, type, labelsOrTypes, properties, state
