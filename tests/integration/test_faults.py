@@ -1,10 +1,7 @@
 """The Neo4j server dies in the middle of a commit (design §6: all of it or none of it)."""
 
 import os
-import shutil
 import signal
-import tempfile
-from pathlib import Path
 
 import pytest
 from neo4j import GraphDatabase
@@ -12,7 +9,6 @@ from neo4j import GraphDatabase
 import pegasus.commit as commit_module
 from pegasus import Memory, Settings
 from pegasus.errors import Neo4jUnavailableError
-from pegasus.neo4j_local import LocalNeo4j, free_port
 from tests.helpers import rel, scripted_model, snapshot
 
 
