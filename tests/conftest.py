@@ -121,6 +121,9 @@ def migrated_server(neo4j_server):
 
 def _settings(uri: str, auth: tuple[str, str] | None, **overrides) -> Settings:
     user, password = auth if auth else ("neo4j", None)
+    # Tests commit at fixed past instants: a decay pass at the real clock, started by a served
+    # app, would fade their edges underneath them. The test of the schedule turns it on.
+    overrides.setdefault("decay_in_serve", False)
     return Settings(neo4j_uri=uri, neo4j_user=user, neo4j_password=password, **overrides)
 
 
@@ -156,7 +159,8 @@ def user_id() -> str:
 def neo4j_env(migrated_server) -> dict[str, str]:
     """The environment a subprocess needs to reach the session's server (auth included)."""
     uri, auth = migrated_server
-    env = {**os.environ, "NEO4J_URI": uri, "HF_HUB_OFFLINE": "1"}
+    env = {**os.environ, "NEO4J_URI": uri, "HF_HUB_OFFLINE": "1",
+           "PEGASUS_DECAY_IN_SERVE": "false"}
     if auth:
         env["NEO4J_USER"], env["NEO4J_PASSWORD"] = auth
     return env

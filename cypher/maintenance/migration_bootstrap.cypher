@@ -5,3 +5,6 @@ FOR (m:PegasusMigration) REQUIRE m.version IS UNIQUE;
 
 CREATE CONSTRAINT pegasus_migration_lock IF NOT EXISTS
 FOR (l:PegasusMigrationLock) REQUIRE l.name IS UNIQUE;
+
+CREATE CONSTRAINT pegasus_maintenance_name IF NOT EXISTS
+FOR (m:PegasusMaintenance) REQUIRE m.name IS UNIQUE;

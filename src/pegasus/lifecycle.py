@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+import uuid
+from datetime import datetime, timedelta
 
 from neo4j import ManagedTransaction
 
@@ -38,3 +39,25 @@ def consolidate(store: Store, settings: Settings, now: datetime,
                        dormant_total=after["dormant"],
                        expired_now=max(after["expired"] - before["expired"], 0),
                        batches=batches)
+
+
+def scheduled_consolidate(store: Store, settings: Settings, now: datetime,
+                          lease_s: float = 3600.0) -> DecayReport | None:
+    """The daily pass, if no pass ran in the last `decay_interval_h` hours and no other
+    process is running one (the claim is recorded in the graph); else None."""
+    holder = uuid.uuid4().hex
+    due_before = now - timedelta(hours=settings.decay_interval_h)
+    claim = store.execute("write/claim_decay", holder=holder, now=now, due_before=due_before,
+                          lease_s=int(lease_s))[0]
+    if not claim["claimed"]:
+        return None
+    report = consolidate(store, settings, now)
+    store.execute("write/finish_decay", holder=holder, now=now, edges=report.edges,
+                  dormant_now=report.dormant_now)
+    return report
+
+
+def next_daily_run(now: datetime, hour: int) -> datetime:
+    """The next `hour`:00 UTC strictly after `now`."""
+    run_at = now.replace(hour=hour, minute=0, second=0, microsecond=0)
+    return run_at if run_at > now else run_at + timedelta(days=1)

@@ -15,7 +15,7 @@ from pegasus.clock import aware
 from pegasus.commit import CommitJob, commit_in_tx
 from pegasus.embed import Embedder
 from pegasus.errors import InvalidBatchError, NotFoundError, PegasusError
-from pegasus.lifecycle import close_in_tx, consolidate
+from pegasus.lifecycle import close_in_tx, consolidate, scheduled_consolidate
 from pegasus.merge.review import Reviewer
 from pegasus.models import (
     CommitReport,
@@ -160,6 +160,11 @@ class Memory:
         if user_id is not None:
             _check_id("user_id", user_id)
         return consolidate(self.store, self.settings, aware(at), user_id)
+
+    def consolidate_if_due(self, at: datetime | None = None) -> DecayReport | None:
+        """The daily pass unless one ran within `decay_interval_h` or is running elsewhere
+        (servers sharing a database never run it twice); None when it was not due."""
+        return scheduled_consolidate(self.store, self.settings, aware(at))
 
     def edges(self, user_id: str) -> list[dict[str, Any]]:
         """Every memory edge of a user, current or not, with its strength and state."""

@@ -83,6 +83,12 @@ class Settings(BaseSettings):
     review_merge_silent: float = 0.90
     review_merge_flagged: float = 0.70
     decay_batch_size: int = 10_000
+    # `pegasus serve` runs the daily pass itself: at start-up when the last one is older than
+    # decay_interval_h, and every day at decay_hour_utc (design §6); decay_in_serve=false
+    # leaves it to cron (`pegasus consolidate`).
+    decay_hour_utc: int = Field(default=3, ge=0, le=23)
+    decay_interval_h: float = 23.0
+    decay_in_serve: bool = True
 
     # --- recall (design §7) ------------------------------------------------------------------
     seed_threshold: float = 0.30

@@ -68,7 +68,8 @@ def test_random_batches_keep_every_invariant(settings, raw_driver):
                 assert row["s"] and row["s"].strip()
                 assert row["au"] == row["bu"] == row["ru"] == user_id
             stray = raw_driver.execute_query(
-                "MATCH (n) WHERE NOT n:PegasusMigration AND NOT n:PegasusTestSuite AND n.user_id IS NULL "
+                "MATCH (n) WHERE n.user_id IS NULL "
+                "AND NOT any(label IN labels(n) WHERE label STARTS WITH 'Pegasus') "
                 "RETURN count(n) AS n"
             ).records[0]["n"]
             assert stray == 0

@@ -33,6 +33,7 @@ from pegasus.errors import (
     NotFoundError,
     PegasusError,
 )
+from pegasus.lifecycle import next_daily_run
 from pegasus.memory import Memory
 from pegasus.models import (
     CommitReport,
@@ -208,13 +209,16 @@ def create_app(memory: Memory, upstream: httpx.AsyncClient | None = None) -> Fas
             client = httpx.AsyncClient(base_url=settings.upstream_base_url.rstrip("/") + "/",
                                        headers=headers, timeout=settings.upstream_timeout_s)
         app.state.upstream = client
-        sweeper = asyncio.create_task(_sweep_idle(app))
+        tasks = [asyncio.create_task(_sweep_idle(app))]
+        if settings.decay_in_serve:
+            tasks.append(asyncio.create_task(_daily_decay(app)))
         try:
             yield
         finally:
-            sweeper.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await sweeper
+            for task in tasks:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
             app.state.conversations.shutdown()
             if client is not None and upstream is None:
                 await client.aclose()
@@ -246,6 +250,23 @@ def create_app(memory: Memory, upstream: httpx.AsyncClient | None = None) -> Fas
 
     app.include_router(router)
     return app
+
+
+async def _daily_decay(app: FastAPI) -> None:
+    """Decay runs by itself: once at start-up if the last pass is over a day old, then daily at
+    decay_hour_utc. The claim in the graph keeps servers sharing a database from both running."""
+    memory = app.state.memory
+    while True:
+        try:
+            report = await run_in_threadpool(memory.consolidate_if_due)
+            if report is not None:
+                log.info("decay pass: %d edges, %d newly dormant", report.edges,
+                         report.dormant_now)
+        except PegasusError as exc:  # Neo4j away for a moment: try again at the next hour
+            log.warning("decay pass failed: %s", exc)
+        now = aware(None)
+        await asyncio.sleep((next_daily_run(now, memory.settings.decay_hour_utc)
+                             - now).total_seconds())
 
 
 async def _sweep_idle(app: FastAPI) -> None:
