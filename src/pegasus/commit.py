@@ -13,7 +13,7 @@ import json
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from neo4j import ManagedTransaction
 
@@ -58,7 +58,15 @@ class CommitJob:
     at: datetime
     transcript: Any = None
     reviewer: Reviewer | None = None
-    review_cache: dict[tuple[str, tuple[str, ...]], dict[str, float]] = field(default_factory=dict)
+    review_cache: dict[tuple[str, tuple[str, ...]], dict[str, float] | ExtractionError] = field(
+        default_factory=dict)
+    # "review": a read-only pass that asks the reviewer and embeds, outside any write
+    # transaction; "write": the transaction itself, which never calls the LLM (design §6).
+    phase: Literal["review", "write"] = "write"
+
+
+class ReviewNeeded(Exception):  # noqa: N818 - a signal, not an error
+    """The write found a pair the review pass did not ask about (the partition moved)."""
 
 
 class _Resolver:
@@ -131,7 +139,9 @@ class _Resolver:
     def _candidates(self, proposed: CleanEntity, candidates: list[StoredEntity], tx
                     ) -> dict[str, float]:
         key = (fold(proposed.name), tuple(sorted(c.id for c in candidates)))
-        if key not in self.job.review_cache:  # a retried transaction does not ask twice
+        if key not in self.job.review_cache and self.job.phase == "write":
+            raise ReviewNeeded(proposed.name)
+        if key not in self.job.review_cache:  # a retried pass does not ask twice
             contexts = [
                 CandidateContext(c, [
                     f"{r['source']} -[{r['label']}]-> {r['target']}"
@@ -141,8 +151,15 @@ class _Resolver:
                 for c in candidates
             ]
             conversation = _transcript_text(self.job.transcript)
-            self.job.review_cache[key] = self.job.reviewer.review(proposed, contexts, conversation)
-        return self.job.review_cache[key]
+            try:
+                self.job.review_cache[key] = self.job.reviewer.review(proposed, contexts,
+                                                                      conversation)
+            except ExtractionError as exc:  # an unusable answer is an answer too: not re-asked
+                self.job.review_cache[key] = exc
+        answer = self.job.review_cache[key]
+        if isinstance(answer, ExtractionError):
+            raise answer
+        return answer
 
     # --- decisions ------------------------------------------------------------------------
 
@@ -274,9 +291,15 @@ def _entity_props(entity: StoredEntity) -> dict[str, Any]:
 
 
 def commit_in_tx(tx: ManagedTransaction, job: CommitJob) -> CommitReport:
-    """The whole commit; runs inside one managed write transaction."""
+    """The whole commit. In the "write" phase it runs inside one managed write transaction,
+    holding the user's partition lock; the "review" phase runs the same resolution in a read
+    transaction, asking the reviewer and embedding, and stops before any write."""
     settings, user_id, now = job.settings, job.user_id, job.at
-    self_id = run(tx, "write/lock_partition", user_id=user_id, now=now)[0]["self_id"]
+    if job.phase == "write":
+        self_id = run(tx, "write/lock_partition", user_id=user_id, now=now)[0]["self_id"]
+    else:
+        partition = run(tx, "read/partition_state", user_id=user_id)
+        self_id = partition[0]["self_id"] if partition else None
     digest = batch_hash(job.batch, job.transcript)
     state = run(tx, "read/conversation_state", user_id=user_id,
                 conversation_id=job.conversation_id)[0]
@@ -341,6 +364,13 @@ def commit_in_tx(tx: ManagedTransaction, job: CommitJob) -> CommitReport:
     plan = plan_edges(resolved, stored_edges, user_id, job.conversation_id, now,
                       settings.initial_strength)
     report.notes += plan.notes
+    if job.phase == "review":
+        # Warm the embedder's cache, so the write transaction does not wait for the model.
+        job.embedder.embed(list(dict.fromkeys(
+            [fold(f) for e in resolver.pool for f in [e.name, *e.aliases]]
+            + [label_phrase(r.relation.label) for r in resolved]
+            + [r.relation.snippet for r in resolved])))
+        return report
 
     # --- writes -------------------------------------------------------------------------
     created = list(resolver.created.values())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime
 from functools import cached_property
 from types import TracebackType
@@ -12,7 +13,7 @@ from langchain_core.language_models import BaseChatModel
 from pydantic import ValidationError
 
 from pegasus.clock import aware
-from pegasus.commit import CommitJob, commit_in_tx
+from pegasus.commit import CommitJob, ReviewNeeded, commit_in_tx
 from pegasus.embed import Embedder
 from pegasus.errors import InvalidBatchError, NotFoundError, PegasusError
 from pegasus.lifecycle import close_in_tx, consolidate, scheduled_consolidate
@@ -28,6 +29,9 @@ from pegasus.models import (
 from pegasus.recall.engine import Explained, RecallEngine, RecallParams
 from pegasus.settings import Settings
 from pegasus.store import Store
+
+log = logging.getLogger(__name__)
+REVIEW_ROUNDS = 3
 
 
 def _check_id(kind: str, value: str) -> str:
@@ -119,7 +123,22 @@ class Memory:
             conversation_id=conversation_id, batch=batch, at=aware(at), transcript=transcript,
             reviewer=self.reviewer,
         )
-        return self.store.write(lambda tx: commit_in_tx(tx, job))
+        # Resolve and review first, outside the write transaction (the LLM may take minutes);
+        # the transaction then resolves again under the partition lock with the cached answers.
+        # If the partition moved in between and a new pair needs review, review again.
+        for _ in range(REVIEW_ROUNDS):
+            job.phase = "review"
+            reviewed = self.store.read(lambda tx: commit_in_tx(tx, job))
+            if reviewed.skipped:
+                return reviewed
+            job.phase = "write"
+            try:
+                return self.store.write(lambda tx: commit_in_tx(tx, job))
+            except ReviewNeeded as exc:
+                log.info("partition of %s moved during review (%s); reviewing again", user_id,
+                         exc)
+        raise PegasusError(f"the memory of {user_id!r} kept changing while this commit's merges "
+                           "were reviewed; nothing was written, try again")
 
     def recall(
         self,
