@@ -107,3 +107,15 @@ BAD_BATCHES = [
     pytest.param(_with_entity(properties={"bio": "b" * 2001}), "entities[0].properties",
                  id="long-property-value"),
 ]
+
+
+class ScriptedReviewer:
+    """A reviewer with fixed answers by candidate name (the Reviewer protocol, scripted)."""
+
+    def __init__(self, answers: dict[str, float]) -> None:
+        self.answers = answers
+        self.calls: list[tuple[str, list[str]]] = []
+
+    def review(self, proposed, candidates, conversation: str) -> dict[str, float]:
+        self.calls.append((proposed.name, [c.entity.name for c in candidates]))
+        return {c.entity.id: self.answers.get(c.entity.name, 0.0) for c in candidates}

@@ -25,8 +25,3 @@ def aware(value: datetime | None) -> datetime:
         from pegasus.errors import PegasusError
 
         raise PegasusError(f"{value.isoformat()} is outside the instants UTC can hold") from exc
-
-
-def days_between(earlier: datetime, later: datetime) -> float:
-    """Elapsed days, never negative (a clock that goes back does not strengthen anything)."""
-    return max((later - earlier).total_seconds() / 86400.0, 0.0)

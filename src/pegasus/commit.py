@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import logging
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -34,6 +35,8 @@ from pegasus.settings import Settings
 from pegasus.snippets import write_snippets
 from pegasus.store import run
 from pegasus.text import fold, is_placeholder, label_phrase
+
+log = logging.getLogger(__name__)
 
 KIND_LABELS = {
     "PERSON": "Person", "ORG": "Org", "PLACE": "Place", "EVENT": "Event", "THING": "Thing",
@@ -212,6 +215,7 @@ class _Resolver:
             scores = self._candidates(proposed, candidates, tx)
         except ExtractionError as exc:
             # An unusable review must not cost the conversation: decide as with no reviewer.
+            log.warning("merge review of %r unusable, pair left pending: %s", proposed.name, exc)
             self.report.notes.append(f"{proposed.name}: the reviewer's answer was unusable, "
                                      f"left for review ({exc})")
             return self._pending(proposed, candidates)

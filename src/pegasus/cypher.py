@@ -15,11 +15,15 @@ _MIGRATION_NAME = re.compile(r"^V(\d{4})__([A-Za-z0-9_]+)\.cypher$")
 
 
 def cypher_dir() -> Path:
-    """The `cypher/` folder: PEGASUS_CYPHER_DIR, else the one beside `src/` in this checkout."""
+    """The Cypher files: PEGASUS_CYPHER_DIR, else `cypher/` of this checkout, else the copy
+    installed with the package (`pegasus.queries`)."""
     override = os.environ.get("PEGASUS_CYPHER_DIR")
     if override:
         return Path(override)
-    return Path(__file__).resolve().parents[2] / "cypher"
+    checkout = Path(__file__).resolve().parents[2] / "cypher"
+    if (checkout / "schema").is_dir():
+        return checkout
+    return Path(__file__).resolve().parent / "queries"
 
 
 @cache

@@ -5,8 +5,7 @@ import pytest
 
 from pegasus import Memory
 from pegasus.errors import ConversationConflictError, InvalidBatchError
-from pegasus.merge.review import ScriptedReviewer
-from tests.helpers import edges, entities, rel, snapshot
+from tests.helpers import ScriptedReviewer, edges, entities, rel, snapshot
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 

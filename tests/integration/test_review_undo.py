@@ -5,8 +5,7 @@ import pytest
 
 from pegasus import Memory
 from pegasus.errors import NotFoundError, PegasusError
-from pegasus.merge.review import ScriptedReviewer
-from tests.helpers import edges, entities, rel
+from tests.helpers import ScriptedReviewer, edges, entities, rel
 
 FIRST = {"entities": [{"name": "Sarah", "kind": "PERSON", "properties": {"role": "manager"},
                        "confidence": 0.8}],

@@ -47,7 +47,6 @@ class EdgePlan:
     revived: list[tuple[str, str, str]] = field(default_factory=list)
     ended: list[tuple[str, str, str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    edge_ids: list[str] = field(default_factory=list)
     # the edge each input relation landed on (None for an `ended` one), in input order
     relation_edges: list[str | None] = field(default_factory=list)
 
@@ -120,7 +119,6 @@ def plan_edges(
                                         False, rel.cardinality, rel.confidence)
             group.append(edges[edge_id])
         touched.add(edge_id)
-        plan.edge_ids.append(edge_id)
         plan.relation_edges.append(edge_id)
         if one_to_one:
             for other in group:

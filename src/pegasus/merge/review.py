@@ -23,17 +23,3 @@ class Reviewer(Protocol):
     def review(
         self, proposed: CleanEntity, candidates: list[CandidateContext], conversation: str
     ) -> dict[str, float]: ...
-
-
-class ScriptedReviewer:
-    """A reviewer with fixed answers by candidate name, for tests and replays."""
-
-    def __init__(self, answers: dict[str, float]) -> None:
-        self.answers = answers
-        self.calls: list[tuple[str, list[str]]] = []
-
-    def review(
-        self, proposed: CleanEntity, candidates: list[CandidateContext], conversation: str
-    ) -> dict[str, float]:
-        self.calls.append((proposed.name, [c.entity.name for c in candidates]))
-        return {c.entity.id: self.answers.get(c.entity.name, 0.0) for c in candidates}

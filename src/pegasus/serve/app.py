@@ -16,10 +16,9 @@ from datetime import datetime
 from typing import Annotated, Any
 
 import httpx
-from fastapi import Depends, FastAPI, Path, Request
+from fastapi import FastAPI, Path, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
@@ -44,32 +43,10 @@ from pegasus.models import (
 )
 from pegasus.serve.auth import KeyRing, load_keys
 from pegasus.serve.conversations import Conversations
+from pegasus.serve.http import ID, ID_PATTERN, Unauthorized, User, error, error_responses
+from pegasus.serve.proxy import router
 
 log = logging.getLogger("pegasus.serve")
-
-# An id needs one character that is not whitespace as Python's str.strip() sees it (which,
-# unlike JSON Schema's \s, includes U+001C–U+001F and U+0085): the schema says what the
-# server accepts, exactly.
-ID_PATTERN = r"[^\s\x1c-\x1f\x85]"
-ID = Field(min_length=1, max_length=200, pattern=ID_PATTERN)
-
-
-class ErrorDetail(BaseModel):
-    message: str
-    type: str
-
-
-class ErrorBody(BaseModel):
-    error: ErrorDetail
-
-
-def error_responses(*codes: int) -> dict[int | str, dict[str, Any]]:
-    text = {400: "Not acceptable as it is", 401: "Missing or unknown API key",
-            404: "Not found in this user's memory", 409: "Conversation already committed",
-            422: "Invalid request", 502: "The upstream model or the LLM failed",
-            503: "Neo4j is unreachable or the server is not configured for this"}
-    return {code: {"model": ErrorBody, "description": text[code]} for code in codes}
-
 
 MEMORY_ERRORS = error_responses(400, 401, 422, 503)
 _STATUS: list[tuple[type[PegasusError], int, str]] = [
@@ -83,30 +60,6 @@ _STATUS: list[tuple[type[PegasusError], int, str]] = [
 ]
 
 
-def error(status: int, message: str, kind: str, headers: dict[str, str] | None = None
-          ) -> JSONResponse:
-    return JSONResponse({"error": {"message": message, "type": kind}}, status_code=status,
-                        headers=headers)
-
-
-class Unauthorized(Exception):
-    pass
-
-
-_bearer = HTTPBearer(auto_error=False, description="An API key from the server's key map")
-
-
-def current_user(request: Request,
-                 credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
-                 ) -> str:
-    """The user the presented API key stands for; 401 otherwise."""
-    user = request.app.state.keys.user_for(credentials.credentials if credentials else None)
-    if user is None:
-        raise Unauthorized
-    return user
-
-
-User = Annotated[str, Depends(current_user)]
 
 
 # --- request and response bodies -------------------------------------------------------
@@ -246,8 +199,6 @@ def create_app(memory: Memory, upstream: httpx.AsyncClient | None = None) -> Fas
         return error(422, describe_validation_error(exc), "invalid_request_error")
 
     _memory_routes(app)
-    from pegasus.serve.proxy import router
-
     app.include_router(router)
     return app
 

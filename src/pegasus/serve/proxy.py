@@ -22,8 +22,8 @@ from starlette.concurrency import run_in_threadpool
 
 from pegasus.clock import aware
 from pegasus.errors import ConfigError, PegasusError
-from pegasus.serve.app import User, error, error_responses
 from pegasus.serve.conversations import derived_id
+from pegasus.serve.http import User, error, error_responses
 
 log = logging.getLogger("pegasus.serve")
 router = APIRouter(tags=["proxy"])

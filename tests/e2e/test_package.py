@@ -1,0 +1,47 @@
+"""The package stands on its own: a wheel built from this tree, installed into a fresh venv,
+runs the CLI and finds its Cypher, migrations and samples without the checkout."""
+
+import os
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+from pegasus import cypher
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_wheel_carries_cypher_and_samples(tmp_path):
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps",
+                    "--no-build-isolation", "-w", str(tmp_path / "dist"), str(ROOT)],
+                   check=True, capture_output=True, timeout=300)
+    [wheel] = (tmp_path / "dist").glob("pegasus_memory-*.whl")
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    # No checkout on the path (its src/ holds an egg-info that pip would take for an install),
+    # no PEGASUS_CYPHER_DIR: the project comes only from the wheel.
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONPATH", "PEGASUS_CYPHER_DIR")}
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q",
+                    "--no-deps", str(wheel)], check=True, capture_output=True, timeout=300,
+                   env=env, cwd=tmp_path)
+    # The dependencies come from this interpreter's site-packages.
+    env["PYTHONPATH"] = sysconfig.get_paths()["purelib"]
+    helped = subprocess.run([str(python), "-m", "pegasus", "--help"], cwd=tmp_path, env=env,
+                            capture_output=True, text=True, timeout=120)
+    assert helped.returncode == 0, helped.stderr
+    assert "commit" in helped.stdout and "recall" in helped.stdout
+    probe = subprocess.run([str(python), "-c", (
+        "import pegasus, pegasus.cypher as c; from pegasus.demo import samples; "
+        "print(pegasus.__file__); print(c.cypher_dir()); print(len(c.migrations())); "
+        "print(c.load('read/activation').splitlines()[0]); print(len(samples()))")],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert probe.returncode == 0, probe.stderr
+    module, folder, migrations, first_line, sample_count = probe.stdout.splitlines()
+    assert module.startswith(str(venv)) and folder.startswith(str(venv))
+    assert int(migrations) == len(cypher.migrations())
+    assert first_line == (ROOT / "cypher" / "read" / "activation.cypher").read_text(
+        ).splitlines()[0]
+    assert sample_count == "3"
