@@ -9,14 +9,16 @@ where new inputs are searched for. Three targets take turns until the time is up
 - every route of `pegasus serve` (memory API and proxy), from its OpenAPI schema, by
   schemathesis, with an LLM configured (a fake that always finishes) and a stub upstream
   model on loopback behind the proxy.
-A finding is any exception that is not a PegasusError (Python) or any 5xx or schema mismatch
-(HTTP). Each is printed with its input; pin it in the suite, then fix it.
+A finding is any exception that is not a PegasusError (Python), any 5xx or schema mismatch
+(HTTP), or a traceback logged by the server (its background work included). Each is printed
+with its input; pin it in the suite, then fix it.
 """
 
 from __future__ import annotations
 
 import argparse
 import itertools
+import logging
 import time
 import traceback
 import uuid
@@ -63,10 +65,17 @@ BATCH = st.fixed_dictionaries({}, optional={
         "tags": st.lists(st.text(max_size=70), max_size=22)}) | JSON})
 
 
-class Findings:
+class Findings(logging.Handler):
+    """Collects findings; as a logging handler, every logged traceback is one."""
+
     def __init__(self) -> None:
+        super().__init__(logging.ERROR)
         self.items: list[str] = []
         self.tried: dict[str, int] = {}
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.exc_info:
+            self.add(f"logged by {record.name}", record.getMessage())
 
     def count(self, target: str) -> None:
         self.tried[target] = self.tried.get(target, 0) + 1
@@ -141,6 +150,7 @@ def main() -> None:
     finish = AIMessage(content="", tool_calls=[{"name": "finish", "args": {}, "id": "1",
                                                 "type": "tool_call"}])
     findings, rounds = Findings(), 0
+    logging.getLogger("pegasus").addHandler(findings)
     began = time.monotonic()
     llm = GenericFakeChatModel(messages=itertools.repeat(finish))
     upstream = StubUpstream()

@@ -192,3 +192,11 @@ def test_a_chat_message_with_no_known_role_is_the_clients_error(api):
                          json={"model": "m", "messages": [{"role": ""}]})
     assert answer.status_code == 422
     assert answer.json()["error"]["message"].startswith("body.messages[0].role: ")
+
+
+def test_closing_a_conversation_with_a_blank_id_is_refused(api):
+    """Found by benchmarks.fuzz: a blank id was accepted (202) and its background close failed."""
+    client, _, _, _ = api
+    answer = client.post("/v1/conversations/%20/close", headers=auth(KEY_A))
+    assert answer.status_code == 422
+    assert answer.json()["error"]["message"].startswith("path.conversation_id: ")

@@ -95,8 +95,11 @@ class Conversations:
                 result["remembered"] = report.model_dump(mode="json", exclude_defaults=True)
             result["reinforced"] = self.memory.close_conversation(user_id, conversation_id, at=at)
             return result
-        except Exception:
+        except PegasusError as exc:
             # The transcript stays recorded and the conversation open: the next sweep retries.
+            log.warning("closing %s/%s failed: %s", user_id, conversation_id, exc)
+            raise
+        except Exception:
             log.exception("closing %s/%s failed", user_id, conversation_id)
             raise
         finally:

@@ -23,7 +23,7 @@ from starlette.concurrency import run_in_threadpool
 from pegasus.clock import aware
 from pegasus.errors import ConfigError, PegasusError
 from pegasus.serve.conversations import derived_id
-from pegasus.serve.http import User, error, error_responses
+from pegasus.serve.http import ID_PATTERN, User, error, error_responses
 
 log = logging.getLogger("pegasus.serve")
 router = APIRouter(tags=["proxy"])
@@ -208,7 +208,8 @@ async def models(user: User, request: Request) -> Response:
              response_model=CloseAccepted, responses=error_responses(401, 422, 503),
              summary="Close a proxied conversation now (extraction and reinforcement run "
                      "in the background)")
-async def close_conversation(conversation_id: Annotated[str, Path(min_length=1, max_length=200)],
+async def close_conversation(conversation_id: Annotated[str, Path(min_length=1, max_length=200,
+                                                                 pattern=ID_PATTERN)],
                              user: User,
                              request: Request) -> dict[str, str]:
     scheduled = request.app.state.conversations.close(user, conversation_id)
