@@ -185,11 +185,18 @@ class Store:
         return done
 
     def _run_schema(self, name: str, statements: list[str]) -> None:
-        # Schema statements cannot share a transaction with writes: one each.
+        # Schema statements cannot share a transaction with writes: one each. Two processes
+        # creating the same constraint at once can deadlock on the schema lock: every
+        # statement is IF NOT EXISTS, so a transient failure is simply tried again.
         for statement in statements:
             try:
-                with self.driver.session(database=self.database) as session:
-                    session.run(statement).consume()
+                for attempt in Retrying(
+                    retry=retry_if_exception_type(neo4j.exceptions.TransientError),
+                    wait=wait_exponential(multiplier=0.2, max=2), stop=stop_after_attempt(8),
+                    before_sleep=before_sleep_log(log, logging.INFO), reraise=True,
+                ):
+                    with attempt, self.driver.session(database=self.database) as session:
+                        session.run(statement).consume()
             except neo4j.exceptions.Neo4jError as exc:
                 raise MigrationError(f"{name} failed: {exc.message}") from exc
 
