@@ -263,7 +263,7 @@ def serve(
     settings = Settings()
     try:
         memory = Memory(settings)
-        memory.store.verify()
+        memory.verify()
         memory.migrate()
         application = create_app(memory)
     except PegasusError as exc:
@@ -286,7 +286,7 @@ def mcp_stdio(user: UserOption) -> None:
 
     try:
         memory = Memory(Settings())
-        memory.store.verify()
+        memory.verify()
     except PegasusError as exc:
         fail(exc)
     try:

@@ -185,6 +185,29 @@ class Memory:
         (servers sharing a database never run it twice); None when it was not due."""
         return scheduled_consolidate(self.store, self.settings, aware(at))
 
+    def verify(self) -> None:
+        """Fail with a clear error when Neo4j cannot be reached or refuses the credentials."""
+        self.store.verify()
+
+    # --- conversations recorded turn by turn (the proxy, the Opencode plugin) --------------
+
+    def conversation_state(self, user_id: str, conversation_id: str) -> dict[str, Any]:
+        """{exists, status, turns (JSON strings)} of one conversation."""
+        return self.store.query("read/conversation_turns", user_id=user_id,
+                                conversation_id=conversation_id)[0]
+
+    def record_turns(self, user_id: str, conversation_id: str, turns: list[str],
+                     at: datetime | None = None) -> int:
+        """Append turns (JSON strings) to a conversation's transcript; how many it holds."""
+        return self.store.execute("write/record_turns", user_id=user_id,
+                                  conversation_id=conversation_id, turns=turns,
+                                  now=aware(at))[0]["turns"]
+
+    def idle_conversations(self, user_id: str, before: datetime) -> list[str]:
+        """Ids of the user's open recorded conversations last touched before `before`."""
+        return [r["id"] for r in self.store.query("read/idle_conversations", user_id=user_id,
+                                                  before=before)]
+
     def edges(self, user_id: str) -> list[dict[str, Any]]:
         """Every memory edge of a user, current or not, with its strength and state."""
         _check_id("user_id", user_id)

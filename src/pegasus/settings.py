@@ -106,14 +106,15 @@ class Settings(BaseSettings):
     read_reinforce: Literal["shown", "crossed"] = "shown"
     # Relevance ranking and the word budget (design §7.6-7.8).
     budget_words: int = 300  # the whole injected block, per user, never exceeds this
-    expand_threshold: float = 0.05  # reached nodes at least this hot offer their edges
-    expand_nodes: int = 30
+    expand_threshold: float = 0.30  # reached nodes at least this hot offer their edges
+    expand_nodes: int = 8
     keyword_candidates: int = 50  # snippets asked of the full-text index per recall
     rank_keywords: float = 0.45
     rank_meaning: float = 0.35
     rank_graph: float = 0.20
     rank_floor: float = 0.30  # a memory under this share of the best one's score is not shown
     max_memory_lines: int = 6
+    meaning_from_words: bool = True  # design §7.8: the mean of the word vectors
     # Seed matching: partitions up to this many keys are scored exactly; larger ones go
     # through the vector index with oversampling (docs/decisions.md, "Seed matching").
     exact_scan_max_keys: int = 20_000

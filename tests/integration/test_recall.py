@@ -44,7 +44,7 @@ def test_a_message_about_the_boss_recalls_her_and_her_words(mem, user_id):
     # Each quoted memory carries the date it was said; its edge is not repeated in [MEMORY].
     assert "[CONTEXT]\n- 2026-04-01: " in text
     assert '- 2026-04-01: "my boss Sarah moved the deadline again, honestly' in text
-    assert "Bill -[HAS_BOSS]-> Sarah" not in recall.memory
+    assert not any(line.startswith("Bill -[HAS_BOSS]-> Sarah") for line in recall.memory)
     assert len(text.split()) <= mem.settings.budget_words
     assert recall.as_json()["nodes"][0].keys() == {"name", "kind", "score", "direction", "hop"}
 
@@ -66,7 +66,7 @@ def test_superseded_and_dormant_edges_are_absent_from_both_blocks(mem, raw_drive
     raw_driver.execute_query(
         "MATCH (:Entity {user_id: $u})-[r:VISITED]->() SET r.dormant = true", u=user_id)
     recall = mem.recall(user_id, "how are things at Acme and Globex? Tokyo?", at=T0)
-    assert "Bill -[WORKS_AT]-> Acme" not in recall.memory
+    assert not any(line.startswith("Bill -[WORKS_AT]-> Acme") for line in recall.memory)
     assert "I just started at Globex" in recall.context
     assert "I've been at Acme for three years" not in recall.context
     assert not any("VISITED" in line for line in recall.memory)

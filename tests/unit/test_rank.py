@@ -82,9 +82,11 @@ def test_relation_lines_only_for_edges_whose_snippet_is_not_quoted():
     ranked = score([cand("q", "quoted words", text=2.0), cand("r", "not shown", text=0.1,
                                                                 label="HAS_BOSS")],
                    Weights(keywords=1.0, meaning=0.0, graph=0.0))
-    shown, relations = choose(ranked, budget_words=9, floor=0.5, relation_ids={"q", "r"})
+    ranked[1].since = datetime(2026, 2, 3, tzinfo=UTC)
+    shown, relations = choose(ranked, budget_words=11, floor=0.5, relation_ids={"q", "r"})
     assert [c.id for c in shown] == ["q"] and [c.relation for c in relations] == [
-        "Me -[HAS_BOSS]-> X"]
+        "Me -[HAS_BOSS]-> X (since 2026-02-03)"]
+    assert choose(ranked, budget_words=10, floor=0.5, relation_ids={"q", "r"})[1] == []
 
 
 def test_snippet_lines_carry_their_date_and_a_superseded_one_its_end():

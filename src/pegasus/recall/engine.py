@@ -6,7 +6,7 @@ import math
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -23,9 +23,9 @@ from pegasus.store import Store, run
 from pegasus.text import content_words
 
 
-def native(value: Any) -> datetime | None:
-    """A driver temporal value as a Python datetime (None stays None)."""
-    return value.to_native() if hasattr(value, "to_native") else value
+def instant(epoch_seconds: int | None) -> datetime | None:
+    """Epoch seconds as an aware UTC datetime (None stays None)."""
+    return None if epoch_seconds is None else datetime.fromtimestamp(epoch_seconds, UTC)
 
 
 @dataclass
@@ -199,9 +199,20 @@ class RecallEngine:
             out.append(Candidate(
                 id=r["id"], source_id=r["source_id"], source=r["source"], label=r["label"],
                 target_id=r["target_id"], target=r["target"], snippet=r["snippet"] or "",
-                said_at=native(r["said_at"]), until=native(r["until"]),
+                said_at=instant(r["said_at"]), until=instant(r["until"]),
+                since=instant(r["since"]),
                 text_score=r["text_score"] or 0.0, dense=dense))
         return out
+
+    def message_vector(self, text: str, word_vectors: np.ndarray) -> np.ndarray:
+        """What the message means, for ranking: its own sentence embedding, or (setting
+        `meaning_from_words`) the normalised mean of its word vectors, which costs nothing."""
+        if self.settings.meaning_from_words:
+            mean = word_vectors.mean(axis=0) if len(word_vectors) else np.zeros(
+                self.settings.embedding_dimensions)
+            norm = np.linalg.norm(mean)
+            return mean / norm if norm > 0 else mean
+        return self.embedder.embed([text])[0]
 
     def explain(self, user_id: str, text: str, now: datetime,
                 params: RecallParams | None = None) -> Explained:
@@ -216,9 +227,8 @@ class RecallEngine:
                  and w.removesuffix("'s") not in partition.self_words]
         if not partition.key_count:
             return Explained(words, Seeds({}, {}, []), [], [], [], Recall())
-        # One embedding call: the words for seeding, the whole message for ranking.
-        vectors = self.embedder.embed([*words, text])
-        seeds = self.seeds(user_id, words, params.seed_threshold, partition, vectors[:-1])
+        vectors = self.embedder.embed(words)
+        seeds = self.seeds(user_id, words, params.seed_threshold, partition, vectors)
         reached, crossed = ([], []) if seeds.empty else self.activate(user_id, seeds, now,
                                                                       self_id)
         co_episode_bonus(reached, s.co_episode_threshold, s.co_episode_bonus)
@@ -227,7 +237,8 @@ class RecallEngine:
                      params.reverse_slots)
         expand = [n.id for n in sorted(others, key=lambda n: -n.score)
                   if n.score >= params.expand_threshold][:s.expand_nodes]
-        found = self.candidates(user_id, vectors[-1], words, expand, asks_about_past(text, now),
+        found = self.candidates(user_id, self.message_vector(text, vectors), words, expand,
+                                asks_about_past(text, now),
                                 now)
         graph_scores(found, {n.id: n.score for n in reached}, self_id, seeds.labels)
         ranked = score(found, Weights(s.rank_keywords, s.rank_meaning, s.rank_graph))

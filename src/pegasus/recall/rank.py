@@ -33,6 +33,7 @@ class Candidate:
     snippet: str
     said_at: datetime | None
     until: datetime | None = None  # superseded at (history recalls only)
+    since: datetime | None = None  # first observed
     text_score: float = 0.0
     dense: float = 0.0
     graph: float = 0.0
@@ -49,8 +50,9 @@ class Candidate:
 
     @property
     def relation(self) -> str:
-        """The [MEMORY] line of this edge."""
-        return f"{self.source} -[{self.label}]-> {self.target}"
+        """The [MEMORY] line of this edge, with the day it was first observed."""
+        since = f" (since {self.since.date().isoformat()})" if self.since else ""
+        return f"{self.source} -[{self.label}]-> {self.target}{since}"
 
 
 @dataclass

@@ -49,8 +49,7 @@ class Conversations:
         self._closer.submit(lambda: None).result(timeout=timeout_s)
 
     def _state(self, user_id: str, conversation_id: str) -> dict[str, Any]:
-        return self.memory.store.query("read/conversation_turns", user_id=user_id,
-                                       conversation_id=conversation_id)[0]
+        return self.memory.conversation_state(user_id, conversation_id)
 
     def resolve(self, user_id: str, base: str) -> str:
         """`base` while it is open (or new); after it closed, `base.2`, `base.3` … ."""
@@ -69,10 +68,8 @@ class Conversations:
         """Append turns to the conversation's transcript; the number of turns it now holds."""
         if not turns:
             return 0
-        rows = self.memory.store.execute(
-            "write/record_turns", user_id=user_id, conversation_id=conversation_id,
-            turns=[json.dumps(t, ensure_ascii=False) for t in turns], now=now)
-        return rows[0]["turns"]
+        return self.memory.record_turns(
+            user_id, conversation_id, [json.dumps(t, ensure_ascii=False) for t in turns], now)
 
     def turns(self, user_id: str, conversation_id: str) -> list[dict[str, str]]:
         return [json.loads(t) for t in self._state(user_id, conversation_id)["turns"]]
@@ -111,9 +108,8 @@ class Conversations:
         before = now - timedelta(seconds=idle_s)
         futures = []
         for user_id in sorted(users):
-            for row in self.memory.store.query("read/idle_conversations", user_id=user_id,
-                                               before=before):
-                future = self.close(user_id, row["id"])
+            for conversation_id in self.memory.idle_conversations(user_id, before):
+                future = self.close(user_id, conversation_id)
                 if future is not None:
                     futures.append(future)
         return futures
