@@ -370,8 +370,9 @@ def commit_in_tx(tx: ManagedTransaction, job: CommitJob) -> CommitReport:
     report.notes += plan.notes
     if job.phase == "review":
         # Warm the embedder's cache, so the write transaction does not wait for the model.
+        touched = [*resolver.created.values(), *resolver.updated.values()]
         job.embedder.embed(list(dict.fromkeys(
-            [fold(f) for e in resolver.pool for f in [e.name, *e.aliases]]
+            [fold(f) for e in touched for f in [e.name, *e.aliases]]
             + [label_phrase(r.relation.label) for r in resolved]
             + [r.relation.snippet for r in resolved])))
         return report

@@ -101,8 +101,6 @@ class Settings(BaseSettings):
     budget_total: int = 8
     budget_forward: int = 6
     budget_reverse: int = 2
-    context_threshold: float = 0.60
-    context_snippets: int = 4
     read_reinforce: Literal["shown", "crossed"] = "shown"
     # Relevance ranking and the word budget (design §7.6-7.8).
     budget_words: int = 300  # the whole injected block, per user, never exceeds this

@@ -57,14 +57,14 @@ def test_scores_combine_scaled_signals_best_first():
 def test_equal_scores_put_the_more_recent_first():
     old = cand("old", "x", text=1.0, said=datetime(2025, 1, 1, tzinfo=UTC))
     new = cand("new", "y", text=1.0, said=datetime(2026, 1, 1, tzinfo=UTC))
-    assert [c.id for c in score([old, new], Weights())] == ["new", "old"]
+    assert [c.id for c in score([old, new], Weights(0.45, 0.35, 0.20))] == ["new", "old"]
 
 
 def test_the_block_never_exceeds_the_word_budget_and_drops_contained_snippets():
     ranked = score([cand("long", "my boss Sarah moved the deadline again", text=3.0),
                     cand("inside", "Sarah moved the deadline", text=2.9),
                     cand("other", "I work at Acme", text=2.0),
-                    cand("big", " ".join(["word"] * 50), text=1.9)], Weights())
+                    cand("big", " ".join(["word"] * 50), text=1.9)], Weights(0.45, 0.35, 0.20))
     shown, relations = choose(ranked, budget_words=20, floor=0.0)
     assert [c.id for c in shown] == ["long", "other"]
     rendered = Recall(snippets=[c.shown() for c in shown]).render()
@@ -83,10 +83,12 @@ def test_relation_lines_only_for_edges_whose_snippet_is_not_quoted():
                                                                 label="HAS_BOSS")],
                    Weights(keywords=1.0, meaning=0.0, graph=0.0))
     ranked[1].since = datetime(2026, 2, 3, tzinfo=UTC)
-    shown, relations = choose(ranked, budget_words=11, floor=0.5, relation_ids={"q", "r"})
+    shown, relations = choose(ranked, budget_words=11, floor=0.5, relation_ids={"q", "r"},
+                              max_relations=6)
     assert [c.id for c in shown] == ["q"] and [c.relation for c in relations] == [
         "Me -[HAS_BOSS]-> X (since 2026-02-03)"]
-    assert choose(ranked, budget_words=10, floor=0.5, relation_ids={"q", "r"})[1] == []
+    assert choose(ranked, budget_words=10, floor=0.5, relation_ids={"q", "r"},
+                  max_relations=6)[1] == []
 
 
 def test_snippet_lines_carry_their_date_and_a_superseded_one_its_end():

@@ -247,15 +247,16 @@ class RecallEngine:
                    and (c.source_id != self_id or c.target_id != self_id)}
         quoted, relations = choose(ranked, params.budget_words, s.rank_floor, between,
                                    s.max_memory_lines)
+        used = [*relations, *quoted]
         recall = Recall(
             memory=[c.relation for c in relations],
             context=[c.snippet for c in quoted],
             snippets=[c.shown() for c in quoted],
             nodes=[FiredNode(entity_id=n.id, name=n.name, kind=n.kind, score=n.score,
                              direction=n.direction, hop=n.hop) for n in fired],
-            edge_ids=[c.id for c in [*relations, *quoted]],
+            edge_ids=[c.id for c in used],
         )
-        shown = [{"id": c.id, "source_id": c.source_id} for c in [*relations, *quoted]]
+        shown = [{"id": c.id, "source_id": c.source_id} for c in used]
         return Explained(words, seeds, reached, fired, crossed, recall, shown, ranked)
 
     def log_read(self, user_id: str, conversation_id: str, explained: Explained,

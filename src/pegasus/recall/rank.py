@@ -57,10 +57,11 @@ class Candidate:
 
 @dataclass
 class Weights:
-    keywords: float = 0.45
-    meaning: float = 0.35
-    graph: float = 0.20
-    floor: float = 0.30  # a candidate below this share of the best score is not shown
+    """How much each signal counts (Settings.rank_keywords, rank_meaning, rank_graph)."""
+
+    keywords: float
+    meaning: float
+    graph: float
 
 
 def graph_scores(candidates: list[Candidate], activation: dict[str, float], self_id: str | None,
@@ -100,7 +101,7 @@ def word_count(text: str) -> int:
 
 
 def choose(ranked: list[Candidate], budget_words: int, floor: float,
-           relation_ids: set[str] | None = None, max_relations: int = 6
+           relation_ids: set[str] | None = None, max_relations: int = 0
            ) -> tuple[list[Candidate], list[Candidate]]:
     """The snippets to quote and the relation lines to add, together within `budget_words`.
 

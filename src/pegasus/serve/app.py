@@ -213,7 +213,7 @@ async def _daily_decay(app: FastAPI) -> None:
             if report is not None:
                 log.info("decay pass: %d edges, %d newly dormant", report.edges,
                          report.dormant_now)
-        except PegasusError as exc:  # Neo4j away for a moment: try again at the next hour
+        except PegasusError as exc:  # Neo4j away for a moment: try again at the next daily run
             log.warning("decay pass failed: %s", exc)
         now = aware(None)
         await asyncio.sleep((next_daily_run(now, memory.settings.decay_hour_utc)
