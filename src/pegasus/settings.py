@@ -43,7 +43,7 @@ class Settings(BaseSettings):
         default="neo4j",
         validation_alias=AliasChoices("PEGASUS_NEO4J_DATABASE", "NEO4J_DATABASE"),
     )
-    neo4j_version: str = "5.26.30"
+    neo4j_version: str = "2026.08.1"
     neo4j_browser_version: str = "5.24.0"
     neo4j_bolt_port: int = 7687
     neo4j_http_port: int = 7474
@@ -113,10 +113,9 @@ class Settings(BaseSettings):
     rank_floor: float = 0.30  # a memory under this share of the best one's score is not shown
     max_memory_lines: int = 6
     meaning_from_words: bool = True  # design §7.8: the mean of the word vectors
-    # Seed matching: partitions up to this many keys are scored exactly; larger ones go
-    # through the vector index with oversampling (docs/decisions.md, "Seed matching").
-    exact_scan_max_keys: int = 20_000
-    index_candidates_per_word: int = 50
+    # Seed matching in the key_centred vector index: keys asked per word at first, deepened
+    # 4x until no key above the threshold can be missing (design §7.3).
+    seed_candidates: int = 16
 
     # --- write-time context for the extractor (design §7, last paragraph) -------------------
     write_context_seed_threshold: float = 0.20
