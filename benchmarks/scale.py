@@ -122,13 +122,13 @@ def recalls(loader: Loader, count: int, warmup: int = WARMUP_RECALLS) -> dict[st
     mem, rng = loader.mem, loader.rng
     for _ in range(warmup):
         user = rng.choice(loader.users)
-        mem.recall_engine.forget_keys()
+        mem.embedder.forget()
         mem.recall(user, message(rng, loader.names[user]), at=NOW)
     out: dict[str, list[float]] = {"cold": [], "warm": [], "activation": [], "bare": []}
     for _ in range(count):
         user = rng.choice(loader.users)
         text = message(rng, loader.names[user])
-        mem.recall_engine.forget_keys()
+        mem.embedder.forget()
         began = time.perf_counter()
         mem.recall(user, text, at=NOW)
         out["cold"].append((time.perf_counter() - began) * 1000)

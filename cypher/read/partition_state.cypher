@@ -1,6 +1,6 @@
-// What a recall needs first: the user's key statistics (for centring, design §7.2) and the
-// self node's names (the words that name the user, design §7.1).
+// What a recall needs first: whether the user has keys, and the self node's names (the words
+// that name the user, design §7.1).
 MATCH (p:Partition {user_id: $user_id})
 OPTIONAL MATCH (me:Entity {user_id: $user_id, id: p.self_id})
-RETURN p.key_mean AS key_mean, p.key_count AS key_count, p.version AS version,
+RETURN p.key_count AS key_count, p.version AS version,
        p.self_id AS self_id, me.name AS self_name, coalesce(me.aliases, []) AS self_aliases

@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from neo4j import ManagedTransaction
 
+from pegasus.centring import centre
 from pegasus.embed import Embedder, pack_vector
 from pegasus.errors import ConversationConflictError, ExtractionError
 from pegasus.extract.clean import clamp_confidence, clean_batch, user_text
@@ -465,13 +466,14 @@ def write_keys(tx: ManagedTransaction, embedder: Embedder, user_id: str, now: da
     existing = {r["id"] for r in run(tx, "read/key_ids", user_id=user_id)}
     fresh = [row for key_id, row in wanted.items() if key_id not in existing]
     vectors = embedder.embed([row["phrase"] for row in fresh])
+    mean, centre_id = embedder.centre()
     rows = [
-        {**{k: v for k, v in row.items() if k != "phrase"}, "embedding": vector.tolist(),
+        {**{k: v for k, v in row.items() if k != "phrase"}, "centred": c.tolist(),
          "packed": pack_vector(vector)}
-        for row, vector in zip(fresh, vectors, strict=True)
+        for row, vector, c in zip(fresh, vectors, centre(vectors, mean), strict=True)
     ]
     # Keys that already exist keep their embedding; their text/ownership is refreshed.
-    rows += [{**{k: v for k, v in row.items() if k != "phrase"}, "embedding": None,
+    rows += [{**{k: v for k, v in row.items() if k != "phrase"}, "centred": None,
               "packed": None}
              for key_id, row in wanted.items() if key_id in existing]
-    run(tx, "write/upsert_keys", user_id=user_id, now=now, rows=rows)
+    run(tx, "write/upsert_keys", user_id=user_id, now=now, rows=rows, centre_id=centre_id)

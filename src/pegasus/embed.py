@@ -23,7 +23,7 @@ def unpack_vector(packed: bytes) -> np.ndarray:
     return np.frombuffer(packed, dtype=_F32).astype(np.float64)
 
 
-def _model_path(name: str) -> str:
+def model_path(name: str) -> str:
     """A local folder for the model: a packaged copy for the default, else `name` as given."""
     module = _PACKAGED.get(name)
     if module is None:
@@ -44,7 +44,7 @@ def _load(name: str):
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     from sentence_transformers import SentenceTransformer
 
-    return SentenceTransformer(_model_path(name), device="cpu")
+    return SentenceTransformer(model_path(name), device="cpu")
 
 
 class Embedder:
@@ -55,6 +55,17 @@ class Embedder:
         self.dimensions = dimensions
         self._cache: dict[str, np.ndarray] = {}
         self._lock = threading.Lock()
+
+    def forget(self) -> None:
+        """Empty the per-text cache (benchmarks measure recalls with nothing cached)."""
+        with self._lock:
+            self._cache.clear()
+
+    def centre(self) -> tuple[np.ndarray, str]:
+        """The model's fixed key centre μ and its id (pegasus.centring)."""
+        from pegasus.centring import load
+
+        return load(self.model_name, self.dimensions)
 
     def embed(self, texts: list[str]) -> np.ndarray:
         """One unit-length row per text."""

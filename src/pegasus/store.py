@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 import neo4j
+import numpy as np
 from neo4j import GraphDatabase, ManagedTransaction
 from neo4j.exceptions import (
     AuthError,
@@ -166,7 +167,9 @@ class Store:
         """Apply the pending `cypher/schema` migrations in order; the names applied.
 
         Concurrent runs (two servers starting at once) serialise on a lock node: the second
-        waits, then finds nothing left to apply. Each version is recorded once (a constraint)."""
+        waits, then finds nothing left to apply. Each version is recorded once (a constraint).
+        Then every key not yet centred on the model's centre is centred (`centre_keys`)."""
+        self.require_server()
         self._run_schema("maintenance/migration_bootstrap", cypher.split_statements(
             cypher.load("maintenance/migration_bootstrap")))
         holder = uuid.uuid4().hex
@@ -179,10 +182,42 @@ class Store:
             time.sleep(0.5)
         try:
             done = self._apply_pending()
+            self.centre_keys()
         finally:
             self.execute("write/migration_unlock", holder=holder)
         self._await_indexes()
         return done
+
+    def require_server(self) -> None:
+        """Refuse a server older than Neo4j 2025: seeds need a vector index filtered by user."""
+        version = str(self.server_info().get("version") or "")
+        major = int(version.split(".")[0]) if version[:1].isdigit() else 0
+        if major < 2025:
+            raise MigrationError(
+                f"Pegasus needs Neo4j 2025.x or later (its vector index filtered per user); "
+                f"this server is {version or 'of unknown version'}. Move the database to "
+                "2026.08 first (README, \"Upgrading from Neo4j 5.26\")"
+            )
+
+    def centre_keys(self, batch: int = 2000) -> int:
+        """Give every key its centred vector (design §7.3): keys written before V0006, or
+        centred on another model's centre. Idempotent and resumable; the count centred."""
+        from pegasus.centring import centre, load
+        from pegasus.embed import unpack_vector
+
+        mean, centre_id = load(self.settings.embedding_model, self.settings.embedding_dimensions)
+        total = 0
+        while rows := self.query("read/keys_to_centre", centre_id=centre_id, batch=batch):
+            raw = np.array([unpack_vector(r["packed"]) if r["packed"] is not None
+                            else np.asarray(r["embedding"], dtype=np.float64) for r in rows])
+            self.execute("write/centre_keys", centre_id=centre_id, rows=[
+                {"user_id": r["user_id"], "id": r["id"], "centred": c.tolist()}
+                for r, c in zip(rows, centre(raw, mean), strict=True)])
+            total += len(rows)
+        if total:
+            log.info("centred %d keys on %s's centre %s", total,
+                     self.settings.embedding_model, centre_id)
+        return total
 
     def _run_schema(self, name: str, statements: list[str]) -> None:
         # Schema statements cannot share a transaction with writes: one each. Two processes

@@ -4,6 +4,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from pegasus import Memory
+from pegasus.embed import Embedder
 from pegasus.errors import ConversationConflictError, InvalidBatchError
 from tests.helpers import ScriptedReviewer, edges, entities, rel, snapshot
 
@@ -42,14 +43,16 @@ def test_first_commit_builds_entities_edges_keys_and_conversation(mem, raw_drive
     assert p["snippet"].startswith("my boss Sarah moved") and p["evidence"] == "my boss Sarah"
     assert p["user_id"] == user_id and p["dormant"] is False
     keys = raw_driver.execute_query(
-        "MATCH (k:Key {user_id: $u}) RETURN k.text AS t, k.kind AS kind, size(k.embedding) AS d",
+        "MATCH (k:Key {user_id: $u}) RETURN k.text AS t, k.kind AS kind, size(k.centred) AS d, "
+        "k.centre_id AS centre",
         u=user_id).records
     assert sorted((k["t"], k["kind"]) for k in keys) == [
         ("Bill", "entity"), ("HAS_BOSS", "relation"), ("Sarah", "entity"), ("Sarah K", "entity")]
     assert {k["d"] for k in keys} == {384}
+    assert {k["centre"] for k in keys} == {Embedder().centre()[1]}
     part = raw_driver.execute_query("MATCH (p:Partition {user_id: $u}) RETURN p", u=user_id
                                     ).records[0]["p"]
-    assert part["key_count"] == 4 and len(part["key_mean"]) == 384
+    assert part["key_count"] == 4
     assert part["self_id"] == nodes["Bill"]["id"]
     conv = raw_driver.execute_query(
         "MATCH (c:Conversation {user_id: $u, id: 'c1'})-[:MENTIONS]->(n) "

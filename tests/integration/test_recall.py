@@ -144,23 +144,6 @@ def test_two_users_with_the_same_names_see_only_their_own(settings, user_id):
     assert {n.entity_id for n in a.nodes}.isdisjoint({n.entity_id for n in b.nodes})
 
 
-@pytest.mark.parametrize("exact_max", [20_000, 0])  # exact scan, then the vector-index path
-def test_a_crowded_neighbour_never_pushes_out_this_users_keys(settings, user_id, exact_max):
-    crowd, me = user_id + "-crowd", user_id + "-me"
-    with Memory(settings) as mem:
-        mem.commit(crowd, "c1", {
-            "entities": [{"name": f"Boss {i}", "kind": "PERSON"} for i in range(150)],
-            "relations": [rel("User", f"HAS_BOSS_{i}", f"Boss {i}") for i in range(150)],
-        }, at=T0)
-        mem.commit(me, "c1", _tenant_batch("my boss Sarah is fair"), at=T0)
-    tuned = settings.model_copy(update={"exact_scan_max_keys": exact_max,
-                                        "index_candidates_per_word": 5})
-    with Memory(tuned) as mem:
-        recall = mem.recall(me, "boss Sarah", at=T0)
-    assert recall.context == ["my boss Sarah is fair"]
-    assert all(not n.name.startswith("Boss") for n in recall.nodes)
-
-
 def test_snippets_of_equal_relevance_come_newest_first(settings, user_id):
     """Ties used to fall back to the edges' random ids, so which snippets made the block could
     change between identical runs on fresh graphs."""

@@ -21,14 +21,18 @@ def test_migrate_creates_constraints_and_vector_index(settings, raw_driver):
     assert entity["type"] == "UNIQUENESS"
     assert entity["labelsOrTypes"] == ["Entity"] and entity["properties"] == ["user_id", "id"]
     assert constraints["conversation_identity"]["properties"] == ["user_id", "id"]
-    vector = indexes["key_embedding"]
+    assert "key_embedding" not in indexes  # V0006 replaced it by the per-user index
+    vector = indexes["key_centred"]
     assert vector["type"] == "VECTOR" and vector["state"] == "ONLINE"
-    assert vector["labelsOrTypes"] == ["Key"] and vector["properties"] == ["embedding"]
+    # The centred vector, with user_id stored in the index as its filter property.
+    assert vector["labelsOrTypes"] == ["Key"] and vector["properties"] == ["centred", "user_id"]
     options = raw_driver.execute_query(
-        "SHOW VECTOR INDEXES YIELD name, options WHERE name = 'key_embedding' RETURN options"
+        "SHOW VECTOR INDEXES YIELD name, options WHERE name = 'key_centred' RETURN options"
     ).records[0]["options"]["indexConfig"]
     assert options["vector.dimensions"] == 384
     assert options["vector.similarity_function"].lower() == "cosine"
+    assert options["vector.quantization.type"] == "NONE"
+    assert options["vector.default_search_expansion_factor"] == 4.0
     recorded = raw_driver.execute_query(
         "MATCH (m:PegasusMigration) RETURN m.version AS v, m.checksum AS c ORDER BY v"
     ).records

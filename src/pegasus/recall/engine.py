@@ -3,20 +3,19 @@
 from __future__ import annotations
 
 import math
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
 
+from pegasus.centring import centre
 from pegasus.embed import Embedder, unpack_vector
 from pegasus.models import FiredNode, Recall
 from pegasus.recall.budget import Reached, co_episode_bonus, fire
 from pegasus.recall.history import asks_about_past
 from pegasus.recall.rank import Candidate, Weights, choose, graph_scores, score
-from pegasus.recall.seeds import KeySet, Seeds, centred_scores, select_seeds
+from pegasus.recall.seeds import KeySet, Seeds, select_seeds
 from pegasus.settings import Settings
 from pegasus.snippets import keyword_query
 from pegasus.store import Store, run
@@ -46,7 +45,6 @@ class Explained:
 class Partition:
     """What recall needs to know of a user's partition before it starts."""
 
-    key_mean: np.ndarray | None
     key_count: int
     version: int
     self_id: str | None
@@ -83,17 +81,66 @@ class RecallEngine:
         self.store = store
         self.embedder = embedder
         self.settings = settings
-        self._keys: OrderedDict[tuple[str, int], KeySet] = OrderedDict()
-        self._keys_lock = threading.Lock()  # the HTTP server recalls from several threads
 
     # --- keys ----------------------------------------------------------------------------
 
-    def forget_keys(self) -> None:
-        """Drop the cached key sets; the next recall of each user reads its keys again."""
-        with self._keys_lock:
-            self._keys.clear()
+    def partition(self, user_id: str) -> Partition:
+        """Whether the user has keys, and their self node, read once per recall."""
+        rows = self.store.query("read/partition_state", user_id=user_id)
+        if not rows:
+            return Partition(0, 0, None, set())
+        row = rows[0]
+        names = [n for n in [row["self_name"], *(row["self_aliases"] or [])] if n]
+        return Partition(
+            row["key_count"] or 0, row["version"] or 0, row["self_id"],
+            {w for name in names for w in content_words(name)})
 
-    def _keyset(self, rows: list[dict[str, Any]]) -> KeySet:
+    def search_keys(self, user_id: str, centred: np.ndarray, threshold: float
+                    ) -> tuple[KeySet, np.ndarray]:
+        """Each word's nearest keys of this user from the key_centred index, deep enough that
+        no key scoring above `threshold` is left out (design §7.3, "Seeds from the index").
+
+        A word's list is complete when the index returned fewer keys than asked (it holds no
+        more of this user's) or its last key scores at most the threshold (everything after it
+        scores less). Incomplete words are asked again with 4× the depth. The score matrix has
+        −1 where a key was not returned for a word: such a key scores below the threshold and
+        below that word's top two, so select_seeds decides as on the full matrix."""
+        depth = self.settings.seed_candidates
+        pending = list(range(len(centred)))
+        found: dict[int, list[dict[str, Any]]] = {}
+        while pending:
+            rows = self.store.query(
+                "read/seed_keys", user_id=user_id, n=depth,
+                words=[{"word": i, "vector": centred[i].tolist()} for i in pending])
+            by_word: dict[int, list[dict[str, Any]]] = {i: [] for i in pending}
+            for row in rows:
+                by_word[row["word"]].append(row)
+            pending = []
+            for i, got in by_word.items():
+                found[i] = got
+                if len(got) >= depth and min(r["score"] for r in got) > threshold:
+                    pending.append(i)
+            depth *= 4
+        keys: dict[str, dict[str, Any]] = {}
+        for got in found.values():
+            for row in got:
+                keys.setdefault(row["id"], row)
+        ids = list(keys)
+        column = {key_id: j for j, key_id in enumerate(ids)}
+        scores = np.full((len(centred), len(ids)), -1.0)
+        for i, got in found.items():
+            for row in got:
+                scores[i, column[row["id"]]] = row["score"]
+        rows = [keys[k] for k in ids]
+        return KeySet(ids=ids, kinds=[r["kind"] for r in rows],
+                      entity_ids=[r["entity_id"] for r in rows],
+                      labels=[r["label"] for r in rows],
+                      vectors=np.zeros((len(ids), 0))), scores
+
+    def exact_keys(self, user_id: str) -> KeySet:
+        """All of a user's keys with their raw embeddings: the oracle the index search is
+        checked against (tests, benchmarks). Never on the recall path."""
+        rows = self.store.query("read/partition_keys", user_id=user_id)
         vectors = [unpack_vector(r["packed"]) if r.get("packed") is not None
                    else np.asarray(r["embedding"], dtype=np.float64) for r in rows]
         return KeySet(
@@ -103,59 +150,25 @@ class RecallEngine:
                 len(rows), self.settings.embedding_dimensions),
         )
 
-    def _exact_keys(self, user_id: str, version: int) -> KeySet:
-        """All of a user's keys, cached per partition version (any commit bumps it)."""
-        cache_key = (user_id, version)
-        with self._keys_lock:
-            cached = self._keys.get(cache_key)
-            if cached is not None:
-                self._keys.move_to_end(cache_key)
-                return cached
-        keys = self._keyset(self.store.query("read/partition_keys", user_id=user_id))
-        with self._keys_lock:
-            self._keys[cache_key] = keys
-            while len(self._keys) > 64:
-                self._keys.popitem(last=False)
-        return keys
-
-    def _index_keys(self, user_id: str, vectors: np.ndarray, user_keys: int) -> KeySet:
-        """Candidates from the vector index, oversampled so other users cannot crowd them out."""
-        total = self.store.query("read/key_count")[0]["total"]
-        per_word = self.settings.index_candidates_per_word
-        k = min(total, math.ceil(per_word * total / max(user_keys, 1)))
-        rows: dict[str, dict[str, Any]] = {}
-        for vector in vectors:
-            for row in self.store.query("read/seed_candidates", user_id=user_id, k=k,
-                                        vector=vector.tolist()):
-                rows[row["id"]] = row
-        return self._keyset(list(rows.values()))
-
-    def partition(self, user_id: str) -> Partition:
-        """The user's key statistics and self node, read once per recall."""
-        rows = self.store.query("read/partition_state", user_id=user_id)
-        if not rows:
-            return Partition(None, 0, 0, None, set())
-        row = rows[0]
-        names = [n for n in [row["self_name"], *(row["self_aliases"] or [])] if n]
-        return Partition(
-            np.array(row["key_mean"], dtype=np.float64) if row["key_mean"] else None,
-            row["key_count"] or 0, row["version"] or 0, row["self_id"],
-            {w for name in names for w in content_words(name)})
-
     def seeds(self, user_id: str, words: list[str], seed_threshold: float,
-              partition: Partition | None = None, vectors: np.ndarray | None = None) -> Seeds:
-        """Graded seeds of the words (design §7.2-7.3); the self node is never one."""
+              partition: Partition | None = None, vectors: np.ndarray | None = None,
+              exact: bool = False) -> Seeds:
+        """Graded seeds of the words (design §7.2-7.4); the self node is never one.
+
+        `exact=True` scores every key of the user in Python instead of asking the index: the
+        oracle for tests and benchmarks."""
         partition = partition or self.partition(user_id)
-        if not words or not partition.key_count or partition.key_mean is None:
+        if not words or not partition.key_count:
             return Seeds({}, {}, [])
         vectors = self.embedder.embed(words) if vectors is None else vectors
-        if partition.key_count <= self.settings.exact_scan_max_keys:
-            keys = self._exact_keys(user_id, partition.version)
+        mean, _ = self.embedder.centre()
+        if exact:
+            keys = self.exact_keys(user_id)
+            scores = centre(vectors, mean) @ centre(keys.vectors, mean).T
         else:
-            keys = self._index_keys(user_id, vectors, partition.key_count)
+            keys, scores = self.search_keys(user_id, centre(vectors, mean), seed_threshold)
         if not keys.ids:
             return Seeds({}, {}, [])
-        scores = centred_scores(vectors, keys.vectors, partition.key_mean)
         seeds = select_seeds(words, scores, keys, seed_threshold, self.settings.margin_top,
                              self.settings.margin_gap)
         seeds.entity_scores.pop(partition.self_id or "", None)

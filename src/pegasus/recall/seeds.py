@@ -1,4 +1,4 @@
-"""Seed matching (design §7.2–7.5): content words against the user's keys, centred scores."""
+"""Seed selection (design §7.2–7.5): centred scores of content words against a user's keys."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ class KeySet:
     kinds: list[str]
     entity_ids: list[str | None]
     labels: list[str | None]
-    vectors: np.ndarray  # (n, d), unit length
+    vectors: np.ndarray  # (n, d) raw unit embeddings (exact oracle); (n, 0) from the index
 
 
 @dataclass
@@ -27,18 +27,6 @@ class Seeds:
     @property
     def empty(self) -> bool:
         return not self.entity_scores and not self.labels
-
-
-def centre(vectors: np.ndarray, mean: np.ndarray) -> np.ndarray:
-    """(v − μ) / ‖v − μ‖ per row; a row equal to μ stays zero."""
-    shifted = vectors - mean
-    norms = np.linalg.norm(shifted, axis=1, keepdims=True)
-    return np.divide(shifted, norms, out=np.zeros_like(shifted), where=norms > 1e-12)
-
-
-def centred_scores(words: np.ndarray, keys: np.ndarray, mean: np.ndarray) -> np.ndarray:
-    """score[i, j] = q_c(i) · k_c(j) with both centred on the user's key mean."""
-    return centre(words, mean) @ centre(keys, mean).T
 
 
 def select_seeds(

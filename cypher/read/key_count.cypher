@@ -1,1 +1,0 @@
-MATCH (k:Key) RETURN count(k) AS total

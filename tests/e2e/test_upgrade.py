@@ -1,0 +1,106 @@
+"""A store written on Neo4j 5.26 by the previous Pegasus schema moves to Neo4j 2026 (README,
+"Upgrading from Neo4j 5.26"): same data folder, new server, `migrate`, and recall works.
+
+The 5.26-era store is made the way that version left it: migrations V0001-V0005 only (the key
+index without a user filter), keys holding their raw embedding as a float list and packed,
+no centred vector, and the partition's per-user key mean."""
+
+import shutil
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+import pytest
+from neo4j import GraphDatabase
+
+from pegasus import Memory, cypher
+from pegasus.embed import unpack_vector
+from pegasus.errors import MigrationError
+from pegasus.neo4j_local import LocalNeo4j, free_port
+from pegasus.settings import Settings
+from pegasus.store import Store
+from tests.helpers import rel
+
+T0 = datetime(2026, 4, 1, 9, 0, tzinfo=UTC)
+OLD = "5.26.30"
+BATCH = {
+    "entities": [{"name": "Bill", "kind": "PERSON", "is_user": True},
+                 {"name": "Sarah", "kind": "PERSON"}, {"name": "Acme", "kind": "ORG"}],
+    "relations": [rel("User", "HAS_BOSS", "Sarah", snippet="my boss Sarah moved the deadline"),
+                  rel("Sarah", "WORKS_AT", "Acme", snippet="Sarah runs the team at Acme")],
+}
+
+
+def _settings(state, **extra) -> Settings:
+    return Settings(neo4j_uri=state.bolt_uri, neo4j_user=state.user,
+                    neo4j_password=state.password, decay_in_serve=False, **extra)
+
+
+def _write_as_5_26(settings: Settings, user: str) -> None:
+    """V0001-V0005 and one commit, then the keys put back in the 5.26-era format."""
+    store = Store(settings)
+    try:
+        store._run_schema("bootstrap", cypher.split_statements(
+            cypher.load("maintenance/migration_bootstrap")))
+        for migration in cypher.migrations():
+            if migration.version <= 5:
+                store._run_schema(migration.path.name, migration.statements)
+                store.execute("write/record_migration", version=migration.version,
+                              description=migration.description, checksum=migration.checksum,
+                              applied_at=T0.isoformat())
+    finally:
+        store.close()
+    with Memory(settings) as mem:  # no migrate(): it would refuse this server
+        mem.commit(user, "c1", BATCH, at=T0)
+        keys = mem.store.query("read/partition_keys", user_id=user)
+    with GraphDatabase.driver(settings.neo4j_uri,
+                              auth=(settings.neo4j_user, settings.neo4j_password)) as driver:
+        raw = [{"id": k["id"], "embedding": unpack_vector(k["packed"]).tolist()} for k in keys]
+        driver.execute_query(
+            "UNWIND $rows AS row MATCH (k:Key {user_id: $u, id: row.id}) "
+            "SET k.embedding = row.embedding REMOVE k.centred, k.centre_id", rows=raw, u=user)
+        mean = np.mean([r["embedding"] for r in raw], axis=0).tolist()
+        driver.execute_query("MATCH (p:Partition {user_id: $u}) SET p.key_mean = $m",
+                             u=user, m=mean)
+
+
+@pytest.mark.timeout(900)
+def test_a_5_26_store_upgrades_to_2026_and_recalls():
+    root = Path(tempfile.mkdtemp(prefix="pegasus-upgrade-"))
+    ports = free_port(), free_port()
+    user = "upgrade-user"
+    old = LocalNeo4j(Settings(neo4j_version=OLD), root, *ports, heap="512m", pagecache="128m")
+    new = LocalNeo4j(Settings(), root, *ports, heap="512m", pagecache="128m")
+    try:
+        state = old.start()
+        assert state.version == OLD
+        settings = _settings(state)
+        _write_as_5_26(settings, user)
+        with Memory(settings) as mem, pytest.raises(MigrationError, match="2025.x or later"):
+            mem.migrate()  # Pegasus refuses 5.26: seeds need the filtered vector index
+        old.stop()
+
+        state = new.start()  # the same data folder, opened by Neo4j 2026
+        settings = _settings(state)
+        with Memory(settings) as mem:
+            assert mem.store.server_info()["version"] == Settings().neo4j_version
+            assert mem.migrate() == ["V0006__key_index_per_user.cypher"]
+            with GraphDatabase.driver(state.bolt_uri, auth=(state.user, state.password)) as d:
+                centred = d.execute_query(
+                    "MATCH (k:Key {user_id: $u}) RETURN count(k) AS n, "
+                    "count(k.centred) AS c, collect(DISTINCT k.centre_id) AS ids",
+                    u=user).records[0]
+                names = [r["name"] for r in d.execute_query("SHOW INDEXES").records]
+            assert centred["n"] == centred["c"] == 5  # Bill, Sarah, Acme, two relations
+            assert centred["ids"] == [mem.embedder.centre()[1]]
+            assert "key_centred" in names and "key_embedding" not in names
+            recall = mem.recall(user, "what did my boss Sarah say?", at=T0)
+            assert "my boss Sarah moved the deadline" in recall.context
+            exact = mem.recall_engine.seeds(user, ["sarah"], 0.30, exact=True)
+            assert mem.recall_engine.seeds(user, ["sarah"], 0.30).entity_scores.keys() \
+                == exact.entity_scores.keys() != set()
+    finally:
+        new.stop()
+        old.stop()
+        shutil.rmtree(root, ignore_errors=True)
