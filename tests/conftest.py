@@ -38,7 +38,7 @@ def _docker_neo4j() -> Iterator[tuple[str, tuple[str, str] | None]] | None:
         return None
 
     def run() -> Iterator[tuple[str, tuple[str, str] | None]]:
-        with Neo4jContainer("neo4j:5.26-community") as container:
+        with Neo4jContainer(f"neo4j:{Settings().neo4j_version}-community") as container:
             host = container.get_container_host_ip()
             _BROWSER["url"] = f"http://{host}:{container.get_exposed_port(7474)}/browser/"
             uri, auth = container.get_connection_url(), (container.username, container.password)

@@ -5,14 +5,17 @@
 // Hop 1 spreads the seeds' activation; hop 2 spreads what each node received at hop 1.
 // Contributions add up. One row comes back: the reached nodes with their score, the hop
 // that first reached them and their forward/reverse shares, and every edge crossed.
+// A label seed matches its edges by dynamic type (Cypher 25 `[r:$(label)]`): the planner reads
+// only edges of that type, where a `type(r) = label` filter read all of the user's edges.
+CYPHER 25
 CALL () {
   UNWIND $seeds AS seed
   MATCH (n:Entity {user_id: $user_id, id: seed.id})
   RETURN n, seed.act AS act
   UNION ALL
   UNWIND $seed_labels AS seed
-  MATCH (a:Entity {user_id: $user_id})-[r]->(b:Entity {user_id: $user_id})
-  WHERE type(r) = seed.label AND r.user_id = $user_id AND r.superseded_at IS NULL
+  MATCH (a:Entity {user_id: $user_id})-[r:$(seed.label)]->(b:Entity {user_id: $user_id})
+  WHERE r.user_id = $user_id AND r.superseded_at IS NULL
     AND NOT coalesce(r.dormant, false) AND (r.expires_at IS NULL OR r.expires_at > $now)
   UNWIND [a, b] AS n
   WITH n, seed WHERE n.id <> coalesce($self_id, '')

@@ -321,8 +321,12 @@ class LocalNeo4j:
     def start(self, timeout_s: float = 180.0) -> ServerState:
         """Start the server (or return the running one) once Bolt answers."""
         running = self.state()
-        if running is not None:
+        if running is not None and running.version == self.settings.neo4j_version:
             return running
+        if running is not None:
+            # Another version runs on this folder: the upgrade path (README, "Upgrading from
+            # Neo4j 5.26") is to stop it and open the same store with the configured version.
+            self.stop()
         java = find_java(required_java(self.settings.neo4j_version))
         lib, _ = ensure_jars(self.settings)
         entry = entry_point(lib)

@@ -129,3 +129,13 @@ def test_scores_stay_within_bounds(graph, user_id):
     for node in reached:
         # a node receives at most 0.6 of each neighbour's activation per hop
         assert 0.0 <= node.score <= 1.0 + SPREAD * seeds + SPREAD * SPREAD * seeds
+
+
+def test_a_label_seed_reaches_only_current_edges_of_that_type(graph, user_id):
+    """Label seeds match by dynamic type (`[r:$(label)]`): a superseded WORKED_AT, a dormant
+    MET and an expired ATTENDS seed nothing, and an unknown label matches no edge."""
+    mem, _ = graph
+    for label in ("WORKED_AT", "MET", "ATTENDS", "NEVER_USED"):
+        reached, crossed = mem.recall_engine.activate(
+            user_id, Seeds({}, {label: 0.9}, []), NOW, None)
+        assert reached == [] and crossed == [], label
