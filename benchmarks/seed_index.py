@@ -95,6 +95,12 @@ def tenants(args: argparse.Namespace) -> None:
             ms = timed_recalls(mem, loader.users, loader.names, rng, args.recalls)
             figures[size] = ms
             rows.append((loader.edges, len(loader.users), statistics.median(ms), p95(ms)))
+            # Printed as they come: a long run stopped early still leaves its figures.
+            print(f"ROW edges={rows[-1][0]} users={rows[-1][1]} median={rows[-1][2]:.1f} "
+                  f"p95={rows[-1][3]:.1f}", flush=True)
+            if size != args.sizes[-1] and size >= 100_000:
+                print("AGREEMENT", size, json.dumps(agreement(mem, loader, rng, args.agreement)),
+                      flush=True)
         agreed = agreement(mem, loader, rng, args.agreement)
     base = rows[0][3]
     lines = ["| edges | users | recall median | recall p95 | p95 / first |", "|---|---|---|---|---|"]
@@ -178,6 +184,8 @@ def growth(args: argparse.Namespace) -> None:
             ms = timed_recalls(mem, [user], names, rng, args.recalls)
             rows.append((edges, entities["entities"], entities["keys"], statistics.median(ms),
                          p95(ms)))
+            print(f"ROW edges={edges} entities={entities['entities']} keys={entities['keys']} "
+                  f"median={rows[-1][3]:.1f} p95={rows[-1][4]:.1f}", flush=True)
         bar.close()
     base = rows[0][4]
     lines = ["| the user's edges | entities | keys | recall median | recall p95 | p95 / first |",
