@@ -186,9 +186,9 @@ def recall_rows(results: list[Figures], recall_count: int) -> list[str]:
         f"\n{EDGES_PER_USER} edges per user (the user as a hub, the rest by preferential "
         f"attachment), {recall_count} recalls per size on random users, each message naming two "
         f"of that user's entities, after {WARMUP_RECALLS} unmeasured recalls at that size. "
-        "*cold*: the process's key cache is emptied first, so the "
-        "recall reads the user's keys from Neo4j; *warm*: the same recall again at once (keys "
-        "and word vectors cached). *activation* is the two-hop Cypher alone; *bare* counts the "
+        "*cold*: the process's word-vector cache is emptied first (there is no key cache: "
+        "seeds come from the vector index); *warm*: the same recall again at once (word "
+        "vectors cached). *activation* is the two-hop Cypher alone; *bare* counts the "
         "same seeds' two-hop neighbourhood without scoring.")
     return rows
 
