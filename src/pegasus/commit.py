@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from neo4j import ManagedTransaction
 
+from pegasus import vocab
 from pegasus.centring import centre
 from pegasus.embed import Embedder, pack_vector
 from pegasus.errors import ConversationConflictError, ExtractionError
@@ -39,10 +40,7 @@ from pegasus.text import fold, is_placeholder, label_phrase
 
 log = logging.getLogger(__name__)
 
-KIND_LABELS = {
-    "PERSON": "Person", "ORG": "Org", "PLACE": "Place", "EVENT": "Event", "THING": "Thing",
-    "TOPIC": "Topic", "PREFERENCE": "Preference", "OTHER": "Other",
-}
+KIND_LABELS = vocab.KIND_LABELS
 SELF_DEFAULT_NAME = "User"
 
 

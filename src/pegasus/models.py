@@ -8,6 +8,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
 
+from pegasus.vocab import Cardinality, Kind, RelationStatus, Stability
+
 # --- limits of the batch contract (docs/reliability.md lists what each refusal looks like) ----
 MAX_PROPERTY_DEPTH = 32
 MAX_NAME_CHARS = 200  # entity names, aliases, relation ends, same_as_hint
@@ -83,10 +85,6 @@ def describe_validation_error(exc: ValidationError | Any) -> str:
     return f"{path.lstrip('.') or 'batch'}: {message}{more}"
 
 
-KINDS = ("PERSON", "ORG", "PLACE", "EVENT", "THING", "TOPIC", "PREFERENCE", "OTHER")
-CARDINALITIES = ("one_to_one", "one_to_many")
-
-
 class _Lenient(BaseModel):
     """Accepts what an LLM plausibly emits; cleaning (extract/clean.py) fixes the rest."""
 
@@ -155,7 +153,7 @@ class Turn(BaseModel):
 
 class CleanEntity(BaseModel):
     name: str
-    kind: str
+    kind: Kind
     aliases: list[str]
     properties: dict[str, str | int | float | bool]
     confidence: float
@@ -170,10 +168,10 @@ class CleanRelation(BaseModel):
     label: str
     target: str
     confidence: float
-    stability: str
-    cardinality: str
+    stability: Stability
+    cardinality: Cardinality
     expires_at: datetime | None
-    status: Literal["current", "ended"]
+    status: RelationStatus
     snippet: str
     evidence: str
 

@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import AliasChoices, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-STABILITIES = ("immutable", "stable", "mutable", "time_bound", "ephemeral")
+from pegasus.vocab import STABILITIES
 
 
 def default_home() -> Path:

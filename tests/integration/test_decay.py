@@ -4,7 +4,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from pegasus import Memory
-from pegasus.settings import STABILITIES
+from pegasus.vocab import STABILITIES
 from tests.helpers import edges, rel
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)

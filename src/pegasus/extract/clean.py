@@ -16,16 +16,14 @@ from rapidfuzz import fuzz
 
 from pegasus.errors import InvalidBatchError
 from pegasus.models import (
-    CARDINALITIES,
-    KINDS,
     CleanBatch,
     CleanEntity,
     CleanRelation,
     Dropped,
     ExtractionBatch,
 )
-from pegasus.settings import STABILITIES
 from pegasus.text import fold, is_placeholder, sentences
+from pegasus.vocab import CARDINALITIES, KINDS, STABILITIES
 
 LABEL_PATTERN = re.compile(r"^[A-Z][A-Z0-9]*(_[A-Z0-9]+){0,3}$")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
