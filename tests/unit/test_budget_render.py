@@ -2,6 +2,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pegasus.recall.budget import Reached, co_episode_bonus, fire
+from pegasus.settings import Settings
+
+S = Settings()
+
+
+def fire_(nodes):
+    """`fire` with the design's slots (Settings is where the constants live)."""
+    return fire(nodes, S.fire_threshold, S.budget_total, S.budget_forward, S.budget_reverse)
 
 
 def node(name, score, direction="forward", convs=(), hop=1):
@@ -13,21 +21,21 @@ def node(name, score, direction="forward", convs=(), hop=1):
 def test_nine_candidates_fire_eight_with_six_two_split():
     nodes = [node(f"f{i}", 0.9 - i * 0.05) for i in range(7)] + \
             [node(f"r{i}", 0.8 - i * 0.05, "reverse") for i in range(3)]
-    fired = fire(nodes)
+    fired = fire_(nodes)
     assert len(fired) == 8
     assert sorted(n.name for n in fired if n.direction == "reverse") == ["r0", "r1"]
     assert sorted(n.name for n in fired if n.direction != "reverse") == [f"f{i}" for i in range(6)]
 
 
 def test_unused_reverse_slots_backfill_forward_and_vice_versa():
-    fired = fire([node(f"f{i}", 0.9 - i * 0.01) for i in range(10)] + [node("r", 0.5, "reverse")])
+    fired = fire_([node(f"f{i}", 0.9 - i * 0.01) for i in range(10)] + [node("r", 0.5, "reverse")])
     assert len(fired) == 8 and sum(n.direction == "reverse" for n in fired) == 1
-    fired = fire([node("f", 0.9)] + [node(f"r{i}", 0.8 - i * 0.01, "reverse") for i in range(10)])
+    fired = fire_([node("f", 0.9)] + [node(f"r{i}", 0.8 - i * 0.01, "reverse") for i in range(10)])
     assert len(fired) == 8 and sum(n.direction == "reverse" for n in fired) == 7
 
 
 def test_below_threshold_never_fires_and_seeds_count_as_forward():
-    fired = fire([node("s", 1.0, "seed", hop=0), node("low", 0.29), node("edge", 0.30)])
+    fired = fire_([node("s", 1.0, "seed", hop=0), node("low", 0.29), node("edge", 0.30)])
     assert [n.name for n in fired] == ["s", "edge"]
 
 
@@ -35,14 +43,14 @@ def test_co_episode_bonus_once_and_not_for_seeds():
     seed = node("s", 1.0, "seed", convs=["c1"], hop=0)
     warm = node("w", 0.2, convs=["c1", "c2"])
     cold = node("c", 0.1, convs=["c9"])
-    co_episode_bonus([seed, warm, cold])
+    co_episode_bonus([seed, warm, cold], S.co_episode_threshold, S.co_episode_bonus)
     assert warm.score == 0.2 + 0.15 and cold.score == 0.1 and seed.score == 1.0
 
 
 @given(st.lists(st.tuples(st.floats(0, 3), st.sampled_from(["seed", "forward", "reverse"])),
                 max_size=30))
 def test_budget_bounds(items):
-    fired = fire([node(f"n{i}", s, d) for i, (s, d) in enumerate(items)])
+    fired = fire_([node(f"n{i}", s, d) for i, (s, d) in enumerate(items)])
     assert len(fired) <= 8 and all(n.score >= 0.30 for n in fired)
     assert sum(n.direction == "reverse" for n in fired) <= 8 - min(
         6, sum(1 for s, d in items if s >= 0.30 and d != "reverse"))

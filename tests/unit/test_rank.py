@@ -10,8 +10,10 @@ from pegasus.models import Recall, ShownSnippet
 from pegasus.recall.history import asks_about_past
 from pegasus.recall.rank import Candidate, Weights, choose, graph_scores, score
 from pegasus.recall.seeds import KeySet, combine, select_seeds
+from pegasus.settings import Settings
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
+S = Settings()
 
 
 def cand(cid, snippet, text=0.0, dense=0.0, graph=0.0, source="me", target="x", label="REL",
@@ -26,7 +28,8 @@ def test_a_key_matching_several_words_beats_one_matching_one():
                   labels=[None, None], vectors=np.zeros((2, 3)))
     # words: lgbtq, support, group; "LGBTQ support group" matches all three, "LGBTQ artists" one.
     scores = np.array([[0.6, 0.6], [0.5, 0.0], [0.7, 0.0]])
-    seeds = select_seeds(["lgbtq", "support", "group"], scores, keys)
+    seeds = select_seeds(["lgbtq", "support", "group"], scores, keys, S.seed_threshold,
+                         S.margin_top, S.margin_gap)
     assert seeds.entity_scores["group"] > seeds.entity_scores["artists"]
     assert abs(seeds.entity_scores["group"] - (1 - 0.4 * 0.5 * 0.3)) < 1e-12
     assert abs(seeds.entity_scores["artists"] - 0.6) < 1e-12

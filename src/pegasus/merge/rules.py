@@ -58,7 +58,7 @@ def similarity(a: str, b: str) -> float:
     return Levenshtein.normalized_similarity(fold(a), fold(b))
 
 
-def resembles(a: str, b: str, threshold: float = 0.80) -> bool:
+def resembles(a: str, b: str, threshold: float) -> bool:
     """Weak resemblance (rule 4): spelling, containment of words, or half the words shared."""
     if similarity(a, b) > threshold:
         return True
@@ -71,7 +71,7 @@ def resembles(a: str, b: str, threshold: float = 0.80) -> bool:
     return shared * 2 >= len(wa) and shared * 2 >= len(wb)
 
 
-def match(proposed: CleanEntity, pool: list[StoredEntity], fuzzy_threshold: float = 0.80) -> Match:
+def match(proposed: CleanEntity, pool: list[StoredEntity], fuzzy_threshold: float) -> Match:
     """Run the rules in order against same-kind entities."""
     same_kind = [s for s in pool if s.kind == proposed.kind]
     name = fold(proposed.name)
@@ -111,7 +111,7 @@ def match(proposed: CleanEntity, pool: list[StoredEntity], fuzzy_threshold: floa
     return Match(None, [], nominated)
 
 
-def band(confidence: float, silent: float = 0.90, flagged: float = 0.70) -> str:
+def band(confidence: float, silent: float, flagged: float) -> str:
     """The reviewer's confidence as a decision: merge, merge_flagged, or separate."""
     if confidence > silent:
         return "merge"

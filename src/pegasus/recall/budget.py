@@ -27,7 +27,7 @@ class Reached:
         return "forward" if self.forward >= self.reverse else "reverse"
 
 
-def co_episode_bonus(nodes: list[Reached], threshold: float = 0.30, bonus: float = 0.15) -> None:
+def co_episode_bonus(nodes: list[Reached], threshold: float, bonus: float) -> None:
     """+bonus once to each reached non-seed node sharing a conversation with a hot node."""
     hot = [n for n in nodes if n.score >= threshold]
     for node in nodes:
@@ -39,8 +39,7 @@ def co_episode_bonus(nodes: list[Reached], threshold: float = 0.30, bonus: float
 
 
 def fire(
-    nodes: list[Reached], threshold: float = 0.30, total: int = 8, forward_slots: int = 6,
-    reverse_slots: int = 2,
+    nodes: list[Reached], threshold: float, total: int, forward_slots: int, reverse_slots: int,
 ) -> list[Reached]:
     """Nodes at or above the threshold, at most `total`: seed-or-forward and reverse slots,
     each ranked by score; slots one side leaves unused go to the other."""

@@ -33,9 +33,9 @@ def select_seeds(
     words: list[str],
     scores: np.ndarray,
     keys: KeySet,
-    threshold: float = 0.30,
-    margin_top: float = 0.15,
-    margin_gap: float = 0.15,
+    threshold: float,
+    margin_top: float,
+    margin_gap: float,
 ) -> Seeds:
     """Keys above the threshold seed; a clear winner by margin seeds too (design §7.4).
 
