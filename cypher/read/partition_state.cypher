@@ -2,5 +2,4 @@
 // that name the user, design §7.1).
 MATCH (p:Partition {user_id: $user_id})
 OPTIONAL MATCH (me:Entity {user_id: $user_id, id: p.self_id})
-RETURN p.key_count AS key_count, p.version AS version,
-       p.self_id AS self_id, me.name AS self_name, coalesce(me.aliases, []) AS self_aliases
+RETURN p.key_count AS key_count, p.self_id AS self_id, me.name AS self_name, coalesce(me.aliases, []) AS self_aliases

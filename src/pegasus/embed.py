@@ -23,6 +23,14 @@ def unpack_vector(packed: bytes) -> np.ndarray:
     return np.frombuffer(packed, dtype=_F32).astype(np.float64)
 
 
+def stored_vector(row: dict) -> np.ndarray:
+    """A key's raw embedding from a query row: the packed copy, else (keys written before it)
+    the float list."""
+    if row.get("packed") is not None:
+        return unpack_vector(row["packed"])
+    return np.asarray(row["embedding"], dtype=np.float64)
+
+
 def model_path(name: str) -> str:
     """A local folder for the model: a packaged copy for the default, else `name` as given."""
     module = _PACKAGED.get(name)

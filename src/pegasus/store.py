@@ -203,13 +203,12 @@ class Store:
         """Give every key its centred vector (design §7.3): keys written before V0006, or
         centred on another model's centre. Idempotent and resumable; the count centred."""
         from pegasus.centring import centre, load
-        from pegasus.embed import unpack_vector
+        from pegasus.embed import stored_vector
 
         mean, centre_id = load(self.settings.embedding_model, self.settings.embedding_dimensions)
         total = 0
         while rows := self.query("read/keys_to_centre", centre_id=centre_id, batch=batch):
-            raw = np.array([unpack_vector(r["packed"]) if r["packed"] is not None
-                            else np.asarray(r["embedding"], dtype=np.float64) for r in rows])
+            raw = np.array([stored_vector(r) for r in rows])
             self.execute("write/centre_keys", centre_id=centre_id, rows=[
                 {"user_id": r["user_id"], "id": r["id"], "centred": c.tolist()}
                 for r, c in zip(rows, centre(raw, mean), strict=True)])

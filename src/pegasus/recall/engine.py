@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from pegasus.centring import centre
-from pegasus.embed import Embedder, unpack_vector
+from pegasus.embed import Embedder, stored_vector, unpack_vector
 from pegasus.models import FiredNode, Recall
 from pegasus.recall.budget import Reached, co_episode_bonus, fire
 from pegasus.recall.history import asks_about_past
@@ -46,7 +46,6 @@ class Partition:
     """What recall needs to know of a user's partition before it starts."""
 
     key_count: int
-    version: int
     self_id: str | None
     self_words: set[str]  # content words of the self node's names
 
@@ -88,11 +87,11 @@ class RecallEngine:
         """Whether the user has keys, and their self node, read once per recall."""
         rows = self.store.query("read/partition_state", user_id=user_id)
         if not rows:
-            return Partition(0, 0, None, set())
+            return Partition(0, None, set())
         row = rows[0]
         names = [n for n in [row["self_name"], *(row["self_aliases"] or [])] if n]
         return Partition(
-            row["key_count"] or 0, row["version"] or 0, row["self_id"],
+            row["key_count"] or 0, row["self_id"],
             {w for name in names for w in content_words(name)})
 
     def search_keys(self, user_id: str, centred: np.ndarray, threshold: float
@@ -141,8 +140,7 @@ class RecallEngine:
         """All of a user's keys with their raw embeddings: the oracle the index search is
         checked against (tests, benchmarks). Never on the recall path."""
         rows = self.store.query("read/partition_keys", user_id=user_id)
-        vectors = [unpack_vector(r["packed"]) if r.get("packed") is not None
-                   else np.asarray(r["embedding"], dtype=np.float64) for r in rows]
+        vectors = [stored_vector(r) for r in rows]
         return KeySet(
             ids=[r["id"] for r in rows], kinds=[r["kind"] for r in rows],
             entity_ids=[r["entity_id"] for r in rows], labels=[r["label"] for r in rows],
