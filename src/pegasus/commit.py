@@ -25,7 +25,7 @@ from pegasus.errors import ConversationConflictError, ExtractionError
 from pegasus.extract.clean import clamp_confidence, clean_batch, user_text
 from pegasus.merge.plan import ResolvedRelation, StoredEdge, plan_edges
 from pegasus.merge.review import CandidateContext, Reviewer
-from pegasus.merge.rules import StoredEntity, band, match
+from pegasus.merge.rules import Pool, StoredEntity, band, match
 from pegasus.models import (
     CleanEntity,
     CommitReport,
@@ -76,8 +76,8 @@ class _Resolver:
 
     def __init__(self, job: CommitJob, stored: list[StoredEntity], self_id: str | None) -> None:
         self.job = job
-        self.pool = list(stored)
-        self.by_id = {e.id: e for e in stored}
+        self.pool = Pool(stored)
+        self.by_id = self.pool.by_id
         self.self_id = self_id
         self.created: dict[str, StoredEntity] = {}
         self.updated: dict[str, StoredEntity] = {}
@@ -101,8 +101,7 @@ class _Resolver:
             provisional=proposed.provisional, properties=dict(proposed.properties),
             conversations=[self.job.conversation_id],
         )
-        self.pool.append(entity)
-        self.by_id[entity.id] = entity
+        self.pool.add(entity)
         self.created[entity.id] = entity
         (self.report.provisional if entity.provisional else self.report.created).append(
             entity.name)
@@ -121,6 +120,7 @@ class _Resolver:
             target.provisional = False  # a real sighting confirms a provisional node
             if target.kind == "OTHER":
                 target.kind = proposed.kind
+        self.pool.update(target)
         self._touch(target)
 
     def _record(self, proposed: CleanEntity, target: StoredEntity, rule: str,
@@ -172,7 +172,7 @@ class _Resolver:
             if proposed is not None and proposed.is_user:
                 before = copy.deepcopy(node)
                 if is_placeholder(node.name):
-                    node.name = proposed.name
+                    node.name = proposed.name  # _absorb re-indexes it
                 self._absorb(node, proposed)
                 if fold(before.name) != fold(node.name):
                     self.report.notes.append(f"the user is now named {node.name}")
@@ -257,7 +257,7 @@ class _Resolver:
         folded = fold(name)
         if folded in self.names:
             return self.names[folded]
-        stored = [e for e in self.pool if folded in e.forms()]
+        stored = self.pool.with_form(folded)
         if not stored:
             return None
         best = max(stored, key=lambda e: (not e.provisional, e.confidence, len(e.conversations)))

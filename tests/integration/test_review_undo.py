@@ -49,6 +49,14 @@ def test_flagged_merge_is_listed_and_undo_restores_both_nodes_and_edges(
             mem.undo_merge(user_id, "no-such-record")
 
     assert node_state(raw_driver, user_id, "Sarah") == sarah_before
+    # the survivor's keys for the absorbed forms were stale after the undo: dropped, and the
+    # restored node has its own
+    keys = raw_driver.execute_query(
+        "MATCH (k:Key {user_id: $u, kind: 'entity'}) MATCH (n:Entity {user_id: $u, id: k.entity_id})"
+        " RETURN n.name AS n, k.text AS t ORDER BY n, t", u=user_id).records
+    assert [(r["n"], r["t"]) for r in keys] == [
+        ("Oslo", "Oslo"), ("Sarah", "Sarah"), ("Sarah Kim", "SK"), ("Sarah Kim", "Sarah Kim"),
+        ("User", "User")]
     kim = node_state(raw_driver, user_id, "Sarah Kim")
     assert kim["aliases"] == ["SK"] and kim["p_role"] == "climber" and kim["p_city"] == "Oslo"
     assert kim["conversations"] == ["c2"] and kim["labels"] == ["Entity", "Person"]

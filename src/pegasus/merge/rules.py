@@ -7,13 +7,15 @@ extractor's hint can only nominate candidates for review.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from rapidfuzz import process
 from rapidfuzz.distance import Levenshtein
 
 from pegasus.models import CleanEntity
-from pegasus.text import fold, nickname_match
+from pegasus.text import fold, nickname_groups, nickname_match
 
 
 @dataclass
@@ -71,43 +73,147 @@ def resembles(a: str, b: str, threshold: float) -> bool:
     return shared * 2 >= len(wa) and shared * 2 >= len(wb)
 
 
-def match(proposed: CleanEntity, pool: list[StoredEntity], fuzzy_threshold: float) -> Match:
-    """Run the rules in order against same-kind entities."""
-    same_kind = [s for s in pool if s.kind == proposed.kind]
+class Pool:
+    """The entities one commit compares with, indexed so that a rule looks at its candidates
+    only: by folded form, by word, by nickname group of the first word, and per kind for the
+    spelling rule (rapidfuzz over the forms). Results come back in the order entities were
+    added, as a scan of the list would give them. `update` after changing an entity's name,
+    aliases or kind."""
+
+    def __init__(self, entities: Iterable[StoredEntity] = ()) -> None:
+        self.by_id: dict[str, StoredEntity] = {}
+        self._order: dict[str, int] = {}
+        self._forms: dict[str, tuple[str, str, list[str]]] = {}  # id → (kind, name, forms)
+        self._by_form: dict[str, set[str]] = {}
+        self._by_word: dict[str, set[str]] = {}
+        self._by_group: dict[int, set[str]] = {}
+        self._kind_forms: dict[str, dict[str, set[str]]] = {}
+        for entity in entities:
+            self.add(entity)
+
+    def __iter__(self):
+        return iter(self.by_id.values())
+
+    def __len__(self) -> int:
+        return len(self.by_id)
+
+    def add(self, entity: StoredEntity) -> None:
+        self._order.setdefault(entity.id, len(self._order))
+        self.by_id[entity.id] = entity
+        self._index(entity)
+
+    def update(self, entity: StoredEntity) -> None:
+        self._unindex(entity.id)
+        self._index(entity)
+
+    def _entries(self, forms: list[str]):
+        groups = nickname_groups()
+        for form in forms:
+            words = form.split()
+            yield self._by_form, form
+            for word in words:
+                yield self._by_word, word
+            for group in groups.get(words[0], ()) if words else ():
+                yield self._by_group, group
+
+    def _index(self, entity: StoredEntity) -> None:
+        forms = entity.forms()
+        self._forms[entity.id] = (entity.kind, fold(entity.name), forms)
+        for table, key in self._entries(forms):
+            table.setdefault(key, set()).add(entity.id)
+        per_kind = self._kind_forms.setdefault(entity.kind, {})
+        for form in forms:
+            per_kind.setdefault(form, set()).add(entity.id)
+
+    def _unindex(self, entity_id: str) -> None:
+        kind, _, forms = self._forms.pop(entity_id)
+        for table, key in self._entries(forms):
+            table.get(key, set()).discard(entity_id)
+        per_kind = self._kind_forms.get(kind, {})
+        for form in forms:
+            ids = per_kind.get(form)
+            if ids is not None:
+                ids.discard(entity_id)
+                if not ids:
+                    del per_kind[form]
+
+    def _ordered(self, ids: Iterable[str]) -> list[StoredEntity]:
+        return [self.by_id[i] for i in sorted(set(ids), key=self._order.__getitem__)]
+
+    def with_form(self, folded: str) -> list[StoredEntity]:
+        """Entities (any kind) whose name or an alias folds to this form."""
+        return self._ordered(self._by_form.get(folded, ()))
+
+    def sharing_words(self, forms: Iterable[str]) -> list[StoredEntity]:
+        return self._ordered(i for f in forms for w in f.split()
+                             for i in self._by_word.get(w, ()))
+
+    def in_nickname_groups(self, forms: Iterable[str]) -> list[StoredEntity]:
+        groups = nickname_groups()
+        return self._ordered(i for f in forms if f.split()
+                             for g in groups.get(f.split()[0], ())
+                             for i in self._by_group.get(g, ()))
+
+    def spelled_like(self, forms: Iterable[str], kind: str, threshold: float
+                     ) -> list[StoredEntity]:
+        """Same-kind entities with a form whose edit similarity is above the threshold."""
+        choices = self._kind_forms.get(kind, {})
+        found: set[str] = set()
+        for form in forms:
+            for choice, score, _ in process.extract(
+                    form, list(choices), scorer=Levenshtein.normalized_similarity,
+                    score_cutoff=threshold, limit=None):
+                if score > threshold:
+                    found.update(choices[choice])
+        return self._ordered(found)
+
+
+def match(proposed: CleanEntity, pool: Pool | Iterable[StoredEntity],
+          fuzzy_threshold: float) -> Match:
+    """Run the rules in order against same-kind entities (each rule sees only the candidates
+    the pool's indexes give it, then checks them exactly as a scan would)."""
+    if not isinstance(pool, Pool):
+        pool = Pool(pool)
+    kind = proposed.kind
     name = fold(proposed.name)
     aliases = {fold(a) for a in proposed.aliases}
+    forms = [name, *(fold(a) for a in proposed.aliases)]
+    named = pool.with_form(name)
 
-    exact = [s for s in same_kind if fold(s.name) == name]
+    exact = [s for s in named if s.kind == kind and fold(s.name) == name]
     if exact:
         return Match("exact", exact, [])
     # A provisional node (kind OTHER, made for an unknown end of a relation) is the same
     # referent as a real entity that arrives later under its name: it is absorbed, and takes
     # the concrete kind (design §5).
-    if proposed.kind != "OTHER":
-        placeholder = [s for s in pool if s.provisional and s.kind == "OTHER"
-                       and name in s.forms()]
+    if kind != "OTHER":
+        placeholder = [s for s in named if s.provisional and s.kind == "OTHER"]
         if len(placeholder) == 1:
             return Match("provisional", placeholder, [])
-    by_alias = [s for s in same_kind if name in s.forms()[1:]]
+    by_alias = [s for s in named if s.kind == kind and name in s.forms()[1:]]
     if by_alias:
         return Match("alias", by_alias, [])
-    if proposed.kind == "PERSON":
+    if kind == "PERSON":
         by_nickname = [
-            s for s in same_kind
-            if any(nickname_match(form, stored) for form in [proposed.name, *proposed.aliases]
-                   for stored in [s.name, *s.aliases])
+            s for s in pool.in_nickname_groups(forms)
+            if s.kind == kind
+            and any(nickname_match(form, stored) for form in [proposed.name, *proposed.aliases]
+                    for stored in [s.name, *s.aliases])
         ]
         if by_nickname:
             return Match("nickname", by_nickname, [])
     # A shared alias ("SK" on both sides) is evidence, not proof: it only nominates.
+    shared = {s.id for a in aliases for s in pool.with_form(a)}
+    spelled = {s.id for s in pool.spelled_like(forms, kind, fuzzy_threshold)}
     nominated = [
-        s for s in same_kind
-        if aliases & set(s.forms()) or any(resembles(form, stored, fuzzy_threshold)
-               for form in [proposed.name, *proposed.aliases] for stored in [s.name, *s.aliases])
+        s for s in pool._ordered(shared | spelled | {s.id for s in pool.sharing_words(forms)})
+        if s.kind == kind and (s.id in shared or s.id in spelled or any(
+            resembles(form, stored, fuzzy_threshold)
+            for form in [proposed.name, *proposed.aliases] for stored in [s.name, *s.aliases]))
     ]
     if proposed.same_as_hint:
         hint = fold(proposed.same_as_hint)
-        nominated += [s for s in same_kind if hint in s.forms() and s not in nominated]
+        nominated += [s for s in pool.with_form(hint) if s.kind == kind and s not in nominated]
     return Match(None, [], nominated)
 
 
