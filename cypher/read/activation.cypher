@@ -4,7 +4,9 @@
 //   contrib(u→v) = act(u) · strength(u,v) / Σ_{e∋u} strength(e) · $spread
 // Hop 1 spreads the seeds' activation; hop 2 spreads what each node received at hop 1.
 // Contributions add up. One row comes back: the reached nodes with their score, the hop
-// that first reached them and their forward/reverse shares, and every edge crossed.
+// that first reached them and their forward/reverse shares, and every edge crossed (as lists
+// per reached node: the caller flattens them; folding them into one list here with reduce()
+// copied the list once per node, and at 10k edges of one user ran out of transaction memory).
 // A label seed matches its edges by dynamic type (Cypher 25 `[r:$(label)]`): the planner reads
 // only edges of that type, where a `type(r) = label` filter read all of the user's edges.
 CYPHER 25
@@ -38,8 +40,7 @@ CALL (seeds) {
   WITH v, r, au * r.strength / degree * $spread AS c, startNode(r) = u AS forward
   WITH v, sum(c) AS a, sum(CASE WHEN forward THEN c ELSE 0.0 END) AS f,
        sum(CASE WHEN forward THEN 0.0 ELSE c END) AS rv, collect(r.id) AS edges
-  RETURN collect({node: v, a: a, f: f, r: rv}) AS hop1,
-         reduce(acc = [], es IN collect(edges) | acc + es) AS hop1_edges
+  RETURN collect({node: v, a: a, f: f, r: rv}) AS hop1, collect(edges) AS hop1_edges
 }
 CALL (hop1) {
   UNWIND hop1 AS h
@@ -56,8 +57,7 @@ CALL (hop1) {
   WITH v, r, aw * r.strength / degree * $spread AS c, startNode(r) = w AS forward
   WITH v, sum(c) AS a, sum(CASE WHEN forward THEN c ELSE 0.0 END) AS f,
        sum(CASE WHEN forward THEN 0.0 ELSE c END) AS rv, collect(r.id) AS edges
-  RETURN collect({node: v, a: a, f: f, r: rv}) AS hop2,
-         reduce(acc = [], es IN collect(edges) | acc + es) AS hop2_edges
+  RETURN collect({node: v, a: a, f: f, r: rv}) AS hop2, collect(edges) AS hop2_edges
 }
 WITH hop1_edges + hop2_edges AS crossed,
      [s IN seeds | {node: s.node, a: s.act, f: 0.0, r: 0.0, hop: 0, seed: 1}]

@@ -190,7 +190,7 @@ class RecallEngine:
                     match_score=seeds.entity_scores.get(n["id"], 0.0))
             for n in rows[0]["nodes"]
         ]
-        return reached, list(dict.fromkeys(rows[0]["crossed"]))
+        return reached, list(dict.fromkeys(e for edges in rows[0]["crossed"] for e in edges))
 
     def candidates(self, user_id: str, message: np.ndarray, words: list[str],
                    expand: list[str], history: bool, now: datetime) -> list[Candidate]:
