@@ -1,3 +1,5 @@
-// A conversation's recorded turns and status (the proxy's transcript).
+// A conversation's recorded turns and status (its transcript, and whether it was committed).
 OPTIONAL MATCH (c:Conversation {user_id: $user_id, id: $conversation_id})
-RETURN c IS NOT NULL AS exists, c.status AS status, coalesce(c.turns, []) AS turns
+RETURN c IS NOT NULL AS exists, c.status AS status, coalesce(c.turns, []) AS turns,
+       c.batch_hash IS NOT NULL AS committed, coalesce(c.close_attempts, 0) AS close_attempts,
+       c.close_error AS close_error

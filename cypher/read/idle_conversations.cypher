@@ -1,5 +1,5 @@
-// One user's proxied conversations still open and unused since $before (to close them).
+// One user's recorded conversations still open and unused since $before (to close them).
 MATCH (c:Conversation {user_id: $user_id})
-WHERE c.source = 'proxy' AND c.status = 'open' AND c.last_active_at < $before
+WHERE c.status = 'open' AND c.last_active_at < $before
 RETURN c.id AS id
 ORDER BY c.last_active_at

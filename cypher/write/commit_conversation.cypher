@@ -2,7 +2,7 @@
 MERGE (c:Conversation {user_id: $user_id, id: $conversation_id})
 ON CREATE SET c.started_at = $now, c.read_log = []
 SET c.summary = $summary, c.importance = $importance, c.tags = $tags,
-    c.status = CASE WHEN c.status = 'closed' THEN 'closed' ELSE 'committed' END,
+    c.status = CASE WHEN c.status IN ['closed', 'closing'] THEN c.status ELSE 'committed' END,
     c.batch_hash = $batch_hash, c.committed_at = $now,
     c.ended_at = coalesce(c.ended_at, $now)
 WITH c

@@ -1,10 +1,16 @@
-// The proxy records each exchange on its conversation as it happens (JSON text per turn),
-// so extraction at close has the whole transcript. A turn equal to the last one recorded is
-// not recorded twice (a client retrying after an upstream failure resends it).
+// Recorded turns (the proxy and the Opencode plugin record each turn as it happens), so the
+// transcript is in the graph before anything is extracted. $turns: [{id, json}], `json` the
+// turn as JSON text. A turn whose client id is already recorded is not recorded again (a
+// client resending after a timeout); a turn without an id equal to the last one recorded is
+// not recorded twice (a proxy client retrying after an upstream failure resends it).
 MERGE (c:Conversation {user_id: $user_id, id: $conversation_id})
-ON CREATE SET c.started_at = $now, c.status = 'open', c.read_log = [], c.source = 'proxy'
-WITH c, coalesce(c.turns, []) AS had
-SET c.turns = had + CASE WHEN size(had) > 0 AND last(had) = head($turns) THEN tail($turns)
-                         ELSE $turns END,
+ON CREATE SET c.started_at = $now, c.status = 'open', c.read_log = [], c.source = $source
+WITH c, coalesce(c.turns, []) AS had, coalesce(c.turn_ids, []) AS seen
+WITH c, had, seen, [t IN $turns WHERE t.id IS NULL OR NOT t.id IN seen] AS fresh
+WITH c, had, seen, CASE WHEN size(had) > 0 AND size(fresh) > 0 AND head(fresh).id IS NULL
+                             AND last(had) = head(fresh).json THEN tail(fresh)
+                        ELSE fresh END AS fresh
+SET c.turns = had + [t IN fresh | t.json],
+    c.turn_ids = seen + [t IN fresh WHERE t.id IS NOT NULL | t.id],
     c.last_active_at = $now
-RETURN size(c.turns) AS turns
+RETURN size(c.turns) AS turns, size(fresh) AS recorded

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from importlib import resources
 
 from langchain_core.language_models import BaseChatModel
@@ -11,7 +12,10 @@ from pegasus.settings import Settings
 
 
 def chat_model(settings: Settings) -> BaseChatModel:
-    """ChatOpenAI for any OpenAI-compatible endpoint (OpenAI, Ollama, vLLM …)."""
+    """ChatOpenAI for any OpenAI-compatible endpoint (OpenAI, Ollama, vLLM …), or what the
+    PEGASUS_LLM_FACTORY function returns."""
+    if settings.llm_factory:
+        return _from_factory(settings)
     if not settings.llm_model:
         raise ConfigError(
             "no LLM configured: set PEGASUS_LLM_MODEL (and PEGASUS_LLM_BASE_URL / "
@@ -25,6 +29,20 @@ def chat_model(settings: Settings) -> BaseChatModel:
         api_key=settings.llm_api_key or "not-needed", timeout=settings.llm_timeout_s,
         max_retries=0,  # tenacity retries the whole call (pegasus.extract.extractor)
     )
+
+
+def _from_factory(settings: Settings) -> BaseChatModel:
+    module_name, _, attribute = (settings.llm_factory or "").partition(":")
+    try:
+        factory = getattr(importlib.import_module(module_name), attribute)
+    except (ImportError, AttributeError, ValueError) as exc:
+        raise ConfigError(f"PEGASUS_LLM_FACTORY={settings.llm_factory!r} cannot be loaded "
+                          f"(expected 'package.module:function'): {exc}") from exc
+    model = factory(settings)
+    if not isinstance(model, BaseChatModel):
+        raise ConfigError(f"PEGASUS_LLM_FACTORY={settings.llm_factory!r} returned "
+                          f"{type(model).__name__}, not a langchain chat model")
+    return model
 
 
 def prompt(name: str) -> str:

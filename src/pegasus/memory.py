@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from datetime import datetime
 from functools import cached_property
@@ -64,7 +65,8 @@ class Memory:
     @property
     def has_llm(self) -> bool:
         """Whether extraction can run: a chat model was passed in or one is configured."""
-        return self._llm is not None or bool(self.settings.llm_model)
+        return self._llm is not None or bool(self.settings.llm_model
+                                                 or self.settings.llm_factory)
 
     @cached_property
     def llm(self) -> BaseChatModel:
@@ -192,21 +194,46 @@ class Memory:
     # --- conversations recorded turn by turn (the proxy, the Opencode plugin) --------------
 
     def conversation_state(self, user_id: str, conversation_id: str) -> dict[str, Any]:
-        """{exists, status, turns (JSON strings)} of one conversation."""
+        """{exists, status, turns (JSON strings), committed, close_attempts, close_error}."""
         return self.store.query("read/conversation_turns", user_id=user_id,
                                 conversation_id=conversation_id)[0]
 
-    def record_turns(self, user_id: str, conversation_id: str, turns: list[str],
-                     at: datetime | None = None) -> int:
-        """Append turns (JSON strings) to a conversation's transcript; how many it holds."""
+    def record_turns(self, user_id: str, conversation_id: str, turns: list[dict[str, Any]],
+                     at: datetime | None = None, source: str = "proxy") -> int:
+        """Append turns ({role, content} and an optional client `id`) to a conversation's
+        transcript; a turn whose id is already recorded is skipped. How many it holds."""
+        rows = [{"id": t.get("id"), "json": json.dumps(
+                    {"role": t["role"], "content": t["content"]}, ensure_ascii=False)}
+                for t in turns]
         return self.store.execute("write/record_turns", user_id=user_id,
-                                  conversation_id=conversation_id, turns=turns,
+                                  conversation_id=conversation_id, turns=rows, source=source,
                                   now=aware(at))[0]["turns"]
 
     def idle_conversations(self, user_id: str, before: datetime) -> list[str]:
         """Ids of the user's open recorded conversations last touched before `before`."""
         return [r["id"] for r in self.store.query("read/idle_conversations", user_id=user_id,
                                                   before=before)]
+
+    def request_close(self, user_id: str, conversation_id: str, at: datetime | None = None,
+                      source: str = "proxy") -> str:
+        """Mark a conversation `closing` (durably: a worker closes it, now or after a restart);
+        its status before the request ('open', 'closing', 'closed', 'failed' …)."""
+        return self.store.execute("write/request_close", user_id=user_id,
+                                  conversation_id=conversation_id, source=source,
+                                  now=aware(at))[0]["was"] or "open"
+
+    def due_closes(self, user_id: str, at: datetime | None = None) -> list[str]:
+        """Ids of the user's conversations waiting to close whose next attempt is due."""
+        return [r["id"] for r in self.store.query("read/due_closes", user_id=user_id,
+                                                  now=aware(at))]
+
+    def close_failed(self, user_id: str, conversation_id: str, error: str,
+                     next_at: datetime, max_attempts: int) -> tuple[str, int]:
+        """Count a failed close attempt; (status, attempts): 'failed' once they run out."""
+        rows = self.store.execute("write/close_failed", user_id=user_id,
+                                  conversation_id=conversation_id, error=error[:2000],
+                                  next_at=next_at, max_attempts=max_attempts)
+        return (rows[0]["status"], rows[0]["attempts"]) if rows else ("closed", 0)
 
     def edges(self, user_id: str) -> list[dict[str, Any]]:
         """Every memory edge of a user, current or not, with its strength and state."""

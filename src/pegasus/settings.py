@@ -58,6 +58,9 @@ class Settings(BaseSettings):
 
     # --- LLM (extraction and merge review) ----------------------------------------------
     llm_model: str | None = None
+    # "package.module:function": a function of Settings returning any langchain chat model,
+    # used instead of ChatOpenAI (another provider, a local model, a scripted one in tests).
+    llm_factory: str | None = None
     llm_base_url: str | None = None
     llm_api_key: str | None = None
     llm_timeout_s: float = 600.0
@@ -130,8 +133,12 @@ class Settings(BaseSettings):
     upstream_base_url: str | None = None  # e.g. https://api.openai.com/v1 or Ollama's /v1
     upstream_api_key: str | None = None
     upstream_timeout_s: float = 300.0
-    idle_close_s: float = 1800.0  # a proxied conversation closes after this long unused
+    idle_close_s: float = 1800.0  # a recorded conversation closes after this long unused
     idle_sweep_s: float = 60.0
+    # A close that fails (the LLM away, a timeout) is tried again after close_retry_s, then
+    # twice as long each time; after close_max_attempts the conversation is marked `failed`.
+    close_retry_s: float = 30.0
+    close_max_attempts: int = 6
     serve_host: str = "127.0.0.1"
     serve_port: int = 8080
 

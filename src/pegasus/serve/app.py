@@ -100,6 +100,25 @@ class RememberRequest(BaseModel):
     at: datetime | None = None
 
 
+class RecordedTurn(Turn):
+    id: str | None = Field(None, min_length=1, max_length=200, pattern=ID_PATTERN,
+                           description="The client's id for this turn: a turn sent again "
+                                       "with the same id is recorded once")
+
+
+class TurnsRequest(BaseModel):
+    conversation_id: str = Field(min_length=1, max_length=180, pattern=ID_PATTERN,
+                                 description="The client's conversation id; after it was "
+                                             "closed, turns go to its continuation (id.2 …)")
+    turns: list[RecordedTurn] = Field(min_length=1, max_length=1_000)
+    at: datetime | None = None
+
+
+class TurnsResponse(BaseModel):
+    conversation_id: str = Field(description="Where the turns were recorded")
+    turns: int = Field(description="How many turns that conversation now holds")
+
+
 class CloseRequest(BaseModel):
     conversation_id: str = ID
     at: datetime | None = None
@@ -221,15 +240,17 @@ async def _daily_decay(app: FastAPI) -> None:
 
 
 async def _sweep_idle(app: FastAPI) -> None:
-    """Close proxied conversations left unused for idle_close_s, every idle_sweep_s."""
+    """Close recorded conversations left unused for idle_close_s, and run the closes that are
+    due (retries, and those a previous server left `closing`): at start-up, then every
+    idle_sweep_s."""
     settings = app.state.memory.settings
     while True:
-        await asyncio.sleep(settings.idle_sweep_s)
         try:
             await run_in_threadpool(app.state.conversations.sweep, app.state.keys.users,
                                     aware(None), settings.idle_close_s)
         except PegasusError as exc:  # Neo4j away for a moment: try again next time
             log.warning("idle sweep failed: %s", exc)
+        await asyncio.sleep(settings.idle_sweep_s)
 
 
 def _memory_routes(app: FastAPI) -> None:
@@ -261,6 +282,23 @@ def _memory_routes(app: FastAPI) -> None:
                               "with an extraction batch instead")
         return await run_in_threadpool(memory.remember, user, body.conversation_id,
                                        body.turns, body.at)
+
+    @app.post("/v1/memory/turns", response_model=TurnsResponse,
+              responses=error_responses(400, 401, 422, 503), tags=["memory"],
+              summary="Record turns of a conversation as they happen (closed later: "
+                      "POST /v1/conversations/{id}/close, or after idle_close_s)")
+    async def turns(body: TurnsRequest, user: User, request: Request) -> dict[str, Any]:
+        conversations = request.app.state.conversations
+
+        def record() -> dict[str, Any]:
+            conversation_id = conversations.resolve(user, body.conversation_id)
+            count = conversations.record(
+                user, conversation_id,
+                [t.model_dump(exclude_none=True) for t in body.turns], aware(body.at),
+                source="client")
+            return {"conversation_id": conversation_id, "turns": count}
+
+        return await run_in_threadpool(record)
 
     @app.post("/v1/memory/close", response_model=CloseResponse, responses=MEMORY_ERRORS,
               tags=["memory"], summary="Close a conversation: reinforce what its reads used")

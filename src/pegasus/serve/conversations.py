@@ -1,7 +1,11 @@
-"""Proxied conversations: which one a request belongs to, its recorded turns, and closing it.
+"""Recorded conversations (the proxy's and the Opencode plugin's): which one a request
+belongs to, its turns, and closing it.
 
-Closing extracts the recorded transcript (when an LLM is configured) and applies the read
-reinforcement, on one background worker, so no reply ever waits for it.
+Every turn is in the graph as soon as it happens. A close is accepted at once and marked
+`closing` in the graph; one background worker extracts the recorded transcript (when an LLM is
+configured) and applies the read reinforcement, so no reply ever waits for it. A failed attempt
+is tried again after close_retry_s, doubling, up to close_max_attempts; a server that restarts
+finds the `closing` conversations in the graph and goes on with them.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime, timedelta
 from typing import Any
 
+from pegasus.clock import aware
 from pegasus.errors import PegasusError
 from pegasus.memory import Memory
 
@@ -63,20 +68,27 @@ class Conversations:
         raise PegasusError(f"conversation {base!r} was closed {MAX_CONTINUATIONS} times; "
                            "start a new one")
 
-    def record(self, user_id: str, conversation_id: str, turns: list[dict[str, str]],
-               now: datetime) -> int:
+    def record(self, user_id: str, conversation_id: str, turns: list[dict[str, Any]],
+               now: datetime, source: str = "proxy") -> int:
         """Append turns to the conversation's transcript; the number of turns it now holds."""
         if not turns:
-            return 0
-        return self.memory.record_turns(
-            user_id, conversation_id, [json.dumps(t, ensure_ascii=False) for t in turns], now)
+            return len(self._state(user_id, conversation_id)["turns"])
+        return self.memory.record_turns(user_id, conversation_id, turns, now, source)
 
     def turns(self, user_id: str, conversation_id: str) -> list[dict[str, str]]:
         return [json.loads(t) for t in self._state(user_id, conversation_id)["turns"]]
 
-    def close(self, user_id: str, conversation_id: str, at: datetime | None = None
-              ) -> Future | None:
-        """Schedule the close; None when it is already scheduled."""
+    def close(self, user_id: str, conversation_id: str, at: datetime | None = None,
+              source: str = "proxy") -> Future | None:
+        """Accept a close: marked `closing` in the graph, then run by the worker. None when
+        the conversation is already closed or its close is already running."""
+        was = self.memory.request_close(user_id, conversation_id, at, source)
+        if was == "closed":
+            return None
+        return self._submit(user_id, conversation_id, at)
+
+    def _submit(self, user_id: str, conversation_id: str, at: datetime | None
+                ) -> Future | None:
         with self._lock:
             if (user_id, conversation_id) in self._closing:
                 return None
@@ -86,30 +98,54 @@ class Conversations:
     def _close(self, user_id: str, conversation_id: str, at: datetime | None) -> dict[str, Any]:
         try:
             result: dict[str, Any] = {"conversation_id": conversation_id, "remembered": None}
-            turns = self.turns(user_id, conversation_id)
-            if self.memory.has_llm and any(t["role"] == "user" for t in turns):
+            state = self._state(user_id, conversation_id)
+            turns = [json.loads(t) for t in state["turns"]]
+            # A retry after the commit landed (the reinforcement failed) does not extract
+            # again: a second extraction could differ, and the commit would refuse it.
+            if (self.memory.has_llm and not state["committed"]
+                    and any(t["role"] == "user" for t in turns)):
                 report = self.memory.remember(user_id, conversation_id, turns, at=at)
                 result["remembered"] = report.model_dump(mode="json", exclude_defaults=True)
             result["reinforced"] = self.memory.close_conversation(user_id, conversation_id, at=at)
             return result
-        except PegasusError as exc:
-            # The transcript stays recorded and the conversation open: the next sweep retries.
-            log.warning("closing %s/%s failed: %s", user_id, conversation_id, exc)
-            raise
-        except Exception:
-            log.exception("closing %s/%s failed", user_id, conversation_id)
+        except Exception as exc:
+            self._failed(user_id, conversation_id, exc)
             raise
         finally:
             with self._lock:
                 self._closing.discard((user_id, conversation_id))
 
+    def _failed(self, user_id: str, conversation_id: str, exc: Exception) -> None:
+        """Count the failed attempt and set the next one (backoff), or give up: `failed`."""
+        settings = self.memory.settings
+        state = self._state(user_id, conversation_id)
+        delay = settings.close_retry_s * 2 ** state["close_attempts"]
+        try:
+            status, attempts = self.memory.close_failed(
+                user_id, conversation_id, f"{type(exc).__name__}: {exc}",
+                aware(None) + timedelta(seconds=delay), settings.close_max_attempts)
+        except PegasusError as again:  # Neo4j is away: the conversation stays `closing`
+            log.warning("closing %s/%s failed (%s), and recording that failed too: %s",
+                        user_id, conversation_id, exc, again)
+            return
+        if status == "failed":
+            log.error("closing %s/%s failed %d times, giving up (its turns stay recorded; "
+                      "close it again to retry): %s", user_id, conversation_id, attempts, exc)
+        else:
+            log.warning("closing %s/%s failed (attempt %d of %d), next try in %.0f s: %s",
+                        user_id, conversation_id, attempts, settings.close_max_attempts,
+                        delay, exc, exc_info=not isinstance(exc, PegasusError))
+
     def sweep(self, users: set[str], now: datetime, idle_s: float) -> list[Future]:
-        """Close every proxied conversation of these users unused for `idle_s` seconds."""
+        """Close every recorded conversation of these users unused for `idle_s` seconds, and
+        run every close whose next attempt is due (after a failure, or a restart)."""
         before = now - timedelta(seconds=idle_s)
         futures = []
         for user_id in sorted(users):
             for conversation_id in self.memory.idle_conversations(user_id, before):
-                future = self.close(user_id, conversation_id)
+                self.memory.request_close(user_id, conversation_id, now)
+            for conversation_id in self.memory.due_closes(user_id, now):
+                future = self._submit(user_id, conversation_id, None)
                 if future is not None:
                     futures.append(future)
         return futures

@@ -206,12 +206,18 @@ async def models(user: User, request: Request) -> Response:
 
 @router.post("/v1/conversations/{conversation_id}/close", status_code=202,
              response_model=CloseAccepted, responses=error_responses(401, 422, 503),
-             summary="Close a proxied conversation now (extraction and reinforcement run "
-                     "in the background)")
+             summary="Close a recorded conversation: accepted at once, extracted and "
+                     "reinforced in the background (retried with backoff when that fails)")
 async def close_conversation(conversation_id: Annotated[str, Path(min_length=1, max_length=200,
                                                                  pattern=ID_PATTERN)],
                              user: User,
                              request: Request) -> dict[str, str]:
-    scheduled = request.app.state.conversations.close(user, conversation_id)
-    return {"conversation_id": conversation_id,
-            "status": "closing" if scheduled is not None else "already closing"}
+    conversations = request.app.state.conversations
+    scheduled = await run_in_threadpool(conversations.close, user, conversation_id)
+    if scheduled is not None:
+        status = "closing"
+    else:
+        state = await run_in_threadpool(request.app.state.memory.conversation_state, user,
+                                        conversation_id)
+        status = "closed" if state["status"] == "closed" else "already closing"
+    return {"conversation_id": conversation_id, "status": status}
