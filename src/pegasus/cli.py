@@ -265,6 +265,9 @@ def serve(
         memory = Memory(settings)
         memory.verify()
         memory.migrate()
+        # Load the embedding model before the first request: a client's first recall must
+        # not wait for it (the Opencode plugin gives a recall 10 s).
+        memory.embedder.embed(["warm up"])
         application = create_app(memory)
     except PegasusError as exc:
         fail(exc)

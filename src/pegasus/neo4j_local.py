@@ -284,7 +284,9 @@ class LocalNeo4j:
         path = self.root / "password"
         if not path.exists():
             self.root.mkdir(parents=True, exist_ok=True)
-            path.write_text(secrets.token_urlsafe(18))
+            # token_urlsafe may begin with '-', which neo4j-admin read as an option (a
+            # throwaway server then failed to start, about one time in 64)
+            path.write_text("p" + secrets.token_urlsafe(18))
             path.chmod(0o600)
         return path.read_text().strip()
 
@@ -337,7 +339,8 @@ class LocalNeo4j:
         first_start = not (self.root / "data" / "databases" / "system").exists()
         if password and first_start and not auth_ini.exists():
             done = subprocess.run(
-                [java, "-cp", classpath, ADMIN_TOOL, "dbms", "set-initial-password", password],
+                [java, "-cp", classpath, ADMIN_TOOL, "dbms", "set-initial-password", "--",
+                 password],
                 env=self._env(), capture_output=True, text=True, cwd=self.root,
             )
             if done.returncode != 0:

@@ -1,9 +1,12 @@
 import assert from "node:assert/strict";
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { after, before, beforeEach, test } from "node:test";
 
-import { createPegasusHooks, MEMORY_PREAMBLE } from "../src/index.js";
+import { createPegasusHooks, MEMORY_PREAMBLE, type PegasusHooks } from "../src/hooks.js";
 
 interface Received {
   path: string;
@@ -11,11 +14,12 @@ interface Received {
   body: Record<string, unknown>;
 }
 
-const BLOCK = "[MEMORY]\nBill -[HAS_BOSS]-> Sarah\n\n[CONTEXT]\n- \"my boss Sarah moved the deadline\"";
+const BLOCK = '[MEMORY]\nBill -[HAS_BOSS]-> Sarah\n\n[CONTEXT]\n- "my boss Sarah moved the deadline"';
 let server: Server;
 let baseUrl: string;
 let received: Received[] = [];
-let failRecall = false;
+let down = false;
+let continuation = "";
 
 async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {
   let raw = "";
@@ -26,20 +30,21 @@ async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> 
 before(async () => {
   server = createServer(async (req, res) => {
     const body = await readJson(req);
-    received.push({ path: req.url ?? "", auth: req.headers.authorization, body });
     res.setHeader("Content-Type", "application/json");
+    if (down) {
+      res.statusCode = 503;
+      res.end(JSON.stringify({ error: { message: "Neo4j is not reachable", type: "unavailable_error" } }));
+      return;
+    }
+    received.push({ path: req.url ?? "", auth: req.headers.authorization, body });
     if (req.url === "/v1/memory/recall") {
-      if (failRecall) {
-        res.statusCode = 503;
-        res.end(JSON.stringify({ error: { message: "Neo4j is not reachable", type: "unavailable_error" } }));
-        return;
-      }
       const recalls = String(body.text).includes("Sarah");
       res.end(JSON.stringify({ memory: [], context: [], nodes: [], text: recalls ? BLOCK : "" }));
-    } else if (req.url === "/v1/memory/remember") {
-      res.end(JSON.stringify({ user_id: "u", conversation_id: body.conversation_id }));
-    } else if (req.url === "/v1/memory/close") {
-      res.end(JSON.stringify({ conversation_id: body.conversation_id, reinforced: 1 }));
+    } else if (req.url === "/v1/memory/turns") {
+      res.end(JSON.stringify({ conversation_id: `${body.conversation_id}${continuation}`, turns: 1 }));
+    } else if (req.url?.startsWith("/v1/conversations/")) {
+      res.statusCode = 202;
+      res.end(JSON.stringify({ conversation_id: "x", status: "closing" }));
     } else {
       res.statusCode = 404;
       res.end("{}");
@@ -53,81 +58,89 @@ after(() => server.close());
 
 beforeEach(() => {
   received = [];
-  failRecall = false;
+  down = false;
+  continuation = "";
 });
 
-const userMessage = (text: string) => ({ message: { role: "user" }, parts: [{ type: "text", text }] });
-
-test("a message that recalls gets the memory block appended to the system prompt", async () => {
-  const hooks = createPegasusHooks({ baseUrl, apiKey: "key-test-0001" });
-  await hooks["chat.message"]({ sessionID: "s1" }, userMessage("Should I tell Sarah?"));
+// The hooks' inputs as Opencode builds them, reduced to the fields the plugin reads.
+type Input<K extends keyof PegasusHooks> = Parameters<PegasusHooks[K]>;
+const said = (hooks: PegasusHooks, session: string, id: string, text: string) =>
+  hooks["chat.message"](
+    { sessionID: session, messageID: id } as Input<"chat.message">[0],
+    { message: { role: "user" }, parts: [{ type: "text", text }] } as unknown as Input<"chat.message">[1],
+  );
+const system = async (hooks: PegasusHooks, session: string) => {
   const output = { system: ["You are opencode."] };
-  await hooks["experimental.chat.system.transform"]({ sessionID: "s1" }, output);
-  assert.deepEqual(output.system, ["You are opencode.", `${MEMORY_PREAMBLE}\n\n${BLOCK}`]);
-  assert.deepEqual(received, [{
-    path: "/v1/memory/recall",
-    auth: "Bearer key-test-0001",
-    body: { text: "Should I tell Sarah?", conversation_id: "opencode-s1" },
-  }]);
+  await hooks["experimental.chat.system.transform"](
+    { sessionID: session } as Input<"experimental.chat.system.transform">[0], output);
+  return output.system;
+};
+const replied = (hooks: PegasusHooks, session: string, part: string, text: string) =>
+  hooks["experimental.text.complete"]({ sessionID: session, messageID: "a", partID: part }, { text });
+const idle = (hooks: PegasusHooks, session: string) =>
+  hooks.event({ event: { type: "session.idle", properties: { sessionID: session } } } as Input<"event">[0]);
+const paths = () => received.map((r) => r.path);
+
+test("each turn is recorded as it happens and the memory block joins the system prompt", async () => {
+  const hooks = createPegasusHooks({ baseUrl, apiKey: "key-1", warn: () => {} });
+  await said(hooks, "s1", "m1", "Should I tell Sarah first?");
+  assert.deepEqual(received[0], {
+    path: "/v1/memory/turns", auth: "Bearer key-1",
+    body: { conversation_id: "opencode-s1", turns: [{ id: "m1", role: "user", content: "Should I tell Sarah first?" }] },
+  });
+  const first = await system(hooks, "s1");
+  const again = await system(hooks, "s1"); // a tool-call step of the same turn: no second recall
+  assert.deepEqual(first, ["You are opencode.", `${MEMORY_PREAMBLE}\n\n${BLOCK}`]);
+  assert.deepEqual(again, first);
+  await replied(hooks, "s1", "p1", "Yes, tell her.");
+  assert.deepEqual(paths(), ["/v1/memory/turns", "/v1/memory/recall", "/v1/memory/turns"]);
+  assert.deepEqual(received[1].body, { text: "Should I tell Sarah first?", conversation_id: "opencode-s1" });
+  assert.deepEqual(received[2].body.turns, [{ id: "p1", role: "assistant", content: "Yes, tell her." }]);
 });
 
-test("nothing recalled leaves the system prompt alone, and each message is recalled once", async () => {
-  const hooks = createPegasusHooks({ baseUrl, apiKey: "key-test-0001" });
-  await hooks["chat.message"]({ sessionID: "s2" }, userMessage("What is 2 + 2?"));
-  for (let step = 0; step < 3; step++) {
-    const output = { system: ["You are opencode."] };
-    await hooks["experimental.chat.system.transform"]({ sessionID: "s2" }, output);
-    assert.deepEqual(output.system, ["You are opencode."]);
-  }
-  assert.equal(received.filter((r) => r.path === "/v1/memory/recall").length, 1);
+test("a message that recalls nothing leaves the system prompt alone", async () => {
+  const hooks = createPegasusHooks({ baseUrl, apiKey: "k", warn: () => {} });
+  await said(hooks, "s2", "m1", "What is the boiling point of water?");
+  assert.deepEqual(await system(hooks, "s2"), ["You are opencode."]);
 });
 
-test("a memory server that fails never breaks the turn", async () => {
+test("an idle session is closed under the id the server gave it", async () => {
+  const hooks = createPegasusHooks({ baseUrl, apiKey: "k", idleCloseMs: 20, warn: () => {} });
+  continuation = ".2"; // the server had closed opencode-s3 before: its turns went to .2
+  await said(hooks, "s3", "m1", "hello");
+  await idle(hooks, "s3");
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  assert.deepEqual(paths(), ["/v1/memory/turns", "/v1/conversations/opencode-s3.2/close"]);
+});
+
+test("quitting Opencode closes the sessions that had gone idle, not the others", async () => {
+  const hooks = createPegasusHooks({ baseUrl, apiKey: "k", warn: () => {} });
+  await said(hooks, "done", "m1", "that is all");
+  await idle(hooks, "done");
+  await said(hooks, "busy", "m2", "still typing");
+  await hooks.dispose();
+  assert.deepEqual(paths(), ["/v1/memory/turns", "/v1/memory/turns", "/v1/conversations/opencode-done/close"]);
+});
+
+test("with the server down the turn goes on, one warning, and nothing is lost across a restart", async () => {
+  const spoolPath = join(mkdtempSync(join(tmpdir(), "pegasus-spool-")), "spool.json");
   const warnings: string[] = [];
-  const hooks = createPegasusHooks({ baseUrl, apiKey: "key-test-0001", warn: (m) => warnings.push(m) });
-  failRecall = true;
-  await hooks["chat.message"]({ sessionID: "s3" }, userMessage("Sarah again"));
-  const output = { system: ["You are opencode."] };
-  await hooks["experimental.chat.system.transform"]({ sessionID: "s3" }, output);
-  assert.deepEqual(output.system, ["You are opencode."]);
-  assert.match(warnings[0], /recall answered 503: Neo4j is not reachable/);
-  const unreachable = createPegasusHooks({ baseUrl: "http://127.0.0.1:9", apiKey: "k", warn: (m) => warnings.push(m) });
-  await unreachable["chat.message"]({ sessionID: "s3" }, userMessage("Sarah again"));
-  await unreachable["experimental.chat.system.transform"]({ sessionID: "s3" }, output);
-  assert.deepEqual(output.system, ["You are opencode."]);
-  assert.match(warnings[1], /recall failed/);
-});
+  down = true;
+  const hooks = createPegasusHooks({ baseUrl, apiKey: "k", spoolPath, warn: (m) => warnings.push(m) });
+  await said(hooks, "s4", "m1", "Sarah moved to Oslo");
+  assert.deepEqual(await system(hooks, "s4"), ["You are opencode."]);
+  await replied(hooks, "s4", "p1", "Noted.");
+  await idle(hooks, "s4");
+  await hooks.dispose(); // Opencode quits while the server is still down
+  assert.equal(warnings.length, 1);
+  assert.match(warnings[0], /503: Neo4j is not reachable.*turn goes on/);
+  assert.equal(hooks.pending(), 3);
+  assert.ok(existsSync(spoolPath));
 
-test("an idle session sends the finished conversation to remember, then closes it", async () => {
-  const hooks = createPegasusHooks({ baseUrl, apiKey: "key-test-0001", idleCloseMs: 50 });
-  await hooks["chat.message"]({ sessionID: "s4" }, userMessage("My boss Sarah moved the deadline"));
-  await hooks["chat.message"]({ sessionID: "s4" }, { message: { role: "assistant" }, parts: [{ type: "text", text: "ignored" }] });
-  await hooks["chat.message"]({ sessionID: "s4" }, userMessage("and I am exhausted"));
-  await hooks.event({ event: { type: "session.idle", properties: { sessionID: "s4" } } });
-  await new Promise((resolve) => setTimeout(resolve, 300));
-  assert.deepEqual(received.map((r) => [r.path, r.body.conversation_id]), [
-    ["/v1/memory/remember", "opencode-s4"],
-    ["/v1/memory/close", "opencode-s4"],
-  ]);
-  assert.deepEqual(received[0].body.turns, [
-    { role: "user", content: "My boss Sarah moved the deadline" },
-    { role: "user", content: "and I am exhausted" },
-  ]);
-  // The session goes on: a new conversation, not a reopened one.
-  received = [];
-  await hooks["chat.message"]({ sessionID: "s4" }, userMessage("One more thing about Sarah"));
-  await hooks["experimental.chat.system.transform"]({ sessionID: "s4" }, { system: [] });
-  assert.equal(received[0].body.conversation_id, "opencode-s4.2");
-});
-
-test("a new message cancels the idle close; deleting the session sends at once", async () => {
-  const hooks = createPegasusHooks({ baseUrl, apiKey: "key-test-0001", idleCloseMs: 150 });
-  await hooks["chat.message"]({ sessionID: "s5" }, userMessage("first"));
-  await hooks.event({ event: { type: "session.idle", properties: { sessionID: "s5" } } });
-  await hooks["chat.message"]({ sessionID: "s5" }, userMessage("second"));
-  await new Promise((resolve) => setTimeout(resolve, 300));
-  assert.equal(received.length, 0);
-  await hooks.event({ event: { type: "session.deleted", properties: { info: { id: "s5" } } } });
-  assert.deepEqual(received.map((r) => r.path), ["/v1/memory/remember", "/v1/memory/close"]);
-  assert.deepEqual((received[0].body.turns as unknown[]).length, 2);
+  down = false; // the server is back, Opencode starts again
+  const restarted = createPegasusHooks({ baseUrl, apiKey: "k", spoolPath, warn: () => {} });
+  assert.equal(await restarted.drain(), true);
+  assert.deepEqual(paths(), ["/v1/memory/turns", "/v1/memory/turns", "/v1/conversations/opencode-s4/close"]);
+  assert.deepEqual(received.map((r) => (r.body.turns as { id: string }[] | undefined)?.[0].id), ["m1", "p1", undefined]);
+  assert.deepEqual(JSON.parse(readFileSync(spoolPath, "utf8")).pending, []);
 });
