@@ -49,7 +49,7 @@ def opencode_plugin() -> Path:
     npm = shutil.which("npm")
     assert npm, "npm not found: ./run installs Node.js and npm from Debian packages"
     if not OPENCODE.exists():
-        subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=PLUGIN, check=True,
+        subprocess.run([npm, "install", "--no-audit", "--no-fund"], cwd=PLUGIN, check=True,
                        capture_output=True, timeout=900)
     subprocess.run([npm, "run", "build"], cwd=PLUGIN, check=True, capture_output=True,
                    timeout=300)

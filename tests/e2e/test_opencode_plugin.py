@@ -14,7 +14,7 @@ def test_the_opencode_plugin_builds_and_its_tests_pass():
     npm = shutil.which("npm")
     assert npm, "npm not found: ./run installs Node.js and npm from Debian packages"
     if not (PLUGIN / "node_modules" / "typescript").is_dir():
-        subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=PLUGIN, check=True,
+        subprocess.run([npm, "install", "--no-audit", "--no-fund"], cwd=PLUGIN, check=True,
                        capture_output=True, timeout=600)
     result = subprocess.run([npm, "test"], cwd=PLUGIN, capture_output=True, text=True,
                             timeout=600)
