@@ -1,7 +1,7 @@
 // Stale keys (design §2): an entity key whose entity is gone or no longer has that surface form;
 // a relation key whose label is on no current edge of this user. One branch per kind of key:
 // with OR, the planner ran the relation test (an expand of the user's edges) for entity keys too.
-CYPHER 25
+// Plain Cypher 5: the upgrade test still writes through it on a 5.26 server.
 MATCH (k:Key {user_id: $user_id})
 WHERE CASE k.kind
   WHEN 'entity' THEN NOT EXISTS {
@@ -9,8 +9,8 @@ WHERE CASE k.kind
     WHERE k.text IN [n.name] + coalesce(n.aliases, [])
   }
   WHEN 'relation' THEN NOT EXISTS {
-    MATCH (:Entity {user_id: $user_id})-[r:$(k.label)]->(:Entity)
-    WHERE r.user_id = $user_id AND r.superseded_at IS NULL
+    MATCH (:Entity {user_id: $user_id})-[r]->(:Entity)
+    WHERE type(r) = k.label AND r.user_id = $user_id AND r.superseded_at IS NULL
   }
   ELSE false END
 DETACH DELETE k
