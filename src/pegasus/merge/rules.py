@@ -83,7 +83,7 @@ class Pool:
     def __init__(self, entities: Iterable[StoredEntity] = ()) -> None:
         self.by_id: dict[str, StoredEntity] = {}
         self._order: dict[str, int] = {}
-        self._forms: dict[str, tuple[str, str, list[str]]] = {}  # id → (kind, name, forms)
+        self._forms: dict[str, tuple[str, list[str]]] = {}  # id → (kind, forms) as indexed
         self._by_form: dict[str, set[str]] = {}
         self._by_word: dict[str, set[str]] = {}
         self._by_group: dict[int, set[str]] = {}
@@ -93,9 +93,6 @@ class Pool:
 
     def __iter__(self):
         return iter(self.by_id.values())
-
-    def __len__(self) -> int:
-        return len(self.by_id)
 
     def add(self, entity: StoredEntity) -> None:
         self._order.setdefault(entity.id, len(self._order))
@@ -118,7 +115,7 @@ class Pool:
 
     def _index(self, entity: StoredEntity) -> None:
         forms = entity.forms()
-        self._forms[entity.id] = (entity.kind, fold(entity.name), forms)
+        self._forms[entity.id] = (entity.kind, forms)
         for table, key in self._entries(forms):
             table.setdefault(key, set()).add(entity.id)
         per_kind = self._kind_forms.setdefault(entity.kind, {})
@@ -126,7 +123,7 @@ class Pool:
             per_kind.setdefault(form, set()).add(entity.id)
 
     def _unindex(self, entity_id: str) -> None:
-        kind, _, forms = self._forms.pop(entity_id)
+        kind, forms = self._forms.pop(entity_id)
         for table, key in self._entries(forms):
             table.get(key, set()).discard(entity_id)
         per_kind = self._kind_forms.get(kind, {})
@@ -158,10 +155,11 @@ class Pool:
                      ) -> list[StoredEntity]:
         """Same-kind entities with a form whose edit similarity is above the threshold."""
         choices = self._kind_forms.get(kind, {})
+        candidates = list(choices)
         found: set[str] = set()
         for form in forms:
             for choice, score, _ in process.extract(
-                    form, list(choices), scorer=Levenshtein.normalized_similarity,
+                    form, candidates, scorer=Levenshtein.normalized_similarity,
                     score_cutoff=threshold, limit=None):
                 if score > threshold:
                     found.update(choices[choice])
