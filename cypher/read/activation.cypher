@@ -1,25 +1,41 @@
 // Two-hop spreading activation (docs/design.md, "Recall"), both directions, over current edges
-// only: not dormant, not superseded, not expired at $now. A seed starts at its graded match
-// ($seeds: [{id, act}]; a relation label's act goes to both ends of its current edges):
+// only (@current, cypher/fragments/current.cypher). A seed starts at its graded match
+// ($seeds: [{id, act}]; a relation label's act goes to both ends of its current edges, the
+// $fanout strongest of them):
 //   contrib(u→v) = act(u) · strength(u,v) / Σ_{e∋u} strength(e) · $spread
+// The sum runs over all of u's current edges, but u spreads along its $fanout strongest only
+// (ties by edge id): a hub (the user) with thousands of edges no longer drags its whole
+// neighbourhood into every walk, and each edge left out would have carried at most
+// act(u) · $spread / ($fanout + 1) (design, "Fan-out").
 // Hop 1 spreads the seeds' activation; hop 2 spreads what each node received at hop 1.
 // Contributions add up. One row comes back: the reached nodes with their score, the hop
 // that first reached them and their forward/reverse shares, and every edge crossed (as lists
 // per reached node: the caller flattens them; folding them into one list here with reduce()
-// copied the list once per node, and at 10k edges of one user ran out of transaction memory).
+// copied the list once per node).
+// The far end of an edge is matched by label only (`other:Entity`): with its user_id in the
+// pattern, the planner joined every entity of the user to each expanded node (Expand(Into),
+// quadratic in the user's size). The seeds are looked up by the (user_id, id) constraint's
+// index, by hint: the planner chose a scan of the user's entities per seed. A label's edges
+// are found from the user's own entities, by hint too: the planner may otherwise scan that
+// type's edges of every tenant, which grows with the others' graphs, not this user's.
 // A label seed matches its edges by dynamic type (Cypher 25 `[r:$(label)]`): the planner reads
 // only edges of that type, where a `type(r) = label` filter read all of the user's edges.
 CYPHER 25
 CALL () {
   UNWIND $seeds AS seed
   MATCH (n:Entity {user_id: $user_id, id: seed.id})
+  USING INDEX n:Entity(user_id, id)
   RETURN n, seed.act AS act
   UNION ALL
   UNWIND $seed_labels AS seed
-  MATCH (a:Entity {user_id: $user_id})-[r:$(seed.label)]->(b:Entity {user_id: $user_id})
-  WHERE r.user_id = $user_id AND r.superseded_at IS NULL
-    AND NOT coalesce(r.dormant, false) AND (r.expires_at IS NULL OR r.expires_at > $now)
-  UNWIND [a, b] AS n
+  CALL (seed) {
+    MATCH (a:Entity {user_id: $user_id})-[r:$(seed.label)]->(b:Entity {user_id: $user_id})
+    USING INDEX a:Entity(user_id)
+    WHERE @current(r)
+    WITH a, b, r ORDER BY r.strength DESC, r.id LIMIT $fanout
+    UNWIND [a, b] AS n
+    RETURN n
+  }
   WITH n, seed WHERE n.id <> coalesce($self_id, '')
   RETURN n, seed.act AS act
 }
@@ -29,15 +45,15 @@ CALL (seeds) {
   UNWIND seeds AS seed
   WITH seed.node AS u, seed.act AS au
   CALL (u) {
-    MATCH (u)-[x]-(:Entity {user_id: $user_id})
-    WHERE x.user_id = $user_id AND x.superseded_at IS NULL AND NOT coalesce(x.dormant, false)
-      AND (x.expires_at IS NULL OR x.expires_at > $now)
-    RETURN sum(x.strength) AS degree
+    MATCH (u)-[x]-(other)
+    WHERE other:Entity AND @current(x)
+    WITH x ORDER BY x.strength DESC, x.id
+    RETURN sum(x.strength) AS degree, collect(x)[..$fanout] AS strongest
   }
-  MATCH (u)-[r]-(v:Entity {user_id: $user_id})
-  WHERE degree > 0 AND r.user_id = $user_id AND r.superseded_at IS NULL
-    AND NOT coalesce(r.dormant, false) AND (r.expires_at IS NULL OR r.expires_at > $now)
-  WITH v, r, au * r.strength / degree * $spread AS c, startNode(r) = u AS forward
+  WITH u, au, degree, strongest WHERE degree > 0
+  UNWIND strongest AS r
+  WITH r, au * r.strength / degree * $spread AS c, startNode(r) = u AS forward
+  WITH CASE WHEN forward THEN endNode(r) ELSE startNode(r) END AS v, r, c, forward
   WITH v, sum(c) AS a, sum(CASE WHEN forward THEN c ELSE 0.0 END) AS f,
        sum(CASE WHEN forward THEN 0.0 ELSE c END) AS rv, collect(r.id) AS edges
   RETURN collect({node: v, a: a, f: f, r: rv}) AS hop1, collect(edges) AS hop1_edges
@@ -46,15 +62,15 @@ CALL (hop1) {
   UNWIND hop1 AS h
   WITH h.node AS w, h.a AS aw
   CALL (w) {
-    MATCH (w)-[x]-(:Entity {user_id: $user_id})
-    WHERE x.user_id = $user_id AND x.superseded_at IS NULL AND NOT coalesce(x.dormant, false)
-      AND (x.expires_at IS NULL OR x.expires_at > $now)
-    RETURN sum(x.strength) AS degree
+    MATCH (w)-[x]-(other)
+    WHERE other:Entity AND @current(x)
+    WITH x ORDER BY x.strength DESC, x.id
+    RETURN sum(x.strength) AS degree, collect(x)[..$fanout] AS strongest
   }
-  MATCH (w)-[r]-(v:Entity {user_id: $user_id})
-  WHERE degree > 0 AND r.user_id = $user_id AND r.superseded_at IS NULL
-    AND NOT coalesce(r.dormant, false) AND (r.expires_at IS NULL OR r.expires_at > $now)
-  WITH v, r, aw * r.strength / degree * $spread AS c, startNode(r) = w AS forward
+  WITH w, aw, degree, strongest WHERE degree > 0
+  UNWIND strongest AS r
+  WITH r, aw * r.strength / degree * $spread AS c, startNode(r) = w AS forward
+  WITH CASE WHEN forward THEN endNode(r) ELSE startNode(r) END AS v, r, c, forward
   WITH v, sum(c) AS a, sum(CASE WHEN forward THEN c ELSE 0.0 END) AS f,
        sum(CASE WHEN forward THEN 0.0 ELSE c END) AS rv, collect(r.id) AS edges
   RETURN collect({node: v, a: a, f: f, r: rv}) AS hop2, collect(edges) AS hop2_edges

@@ -1,12 +1,12 @@
 // Entities of one user whose name or alias folds to $folded (through their seed keys), each
-// with its strongest current edges.
+// with its strongest current edges at $now.
 MATCH (k:Key {user_id: $user_id, kind: 'entity'})
 WHERE k.id = 'e:' + k.entity_id + ':' + $folded
 MATCH (n:Entity {user_id: $user_id, id: k.entity_id})
 WITH DISTINCT n
 CALL (n) {
   MATCH (n)-[r]-(:Entity {user_id: $user_id})
-  WHERE r.user_id = $user_id AND r.superseded_at IS NULL AND NOT coalesce(r.dormant, false)
+  WHERE @current(r)
   WITH r ORDER BY r.strength DESC LIMIT $limit
   RETURN collect({source: startNode(r).name, relation: type(r), target: endNode(r).name,
                   strength: r.strength, snippet: r.snippet}) AS edges

@@ -1,6 +1,7 @@
-// The current edges around one entity, strongest first (context for the merge reviewer).
+// The current edges around one entity at $now, strongest first (context for the merge
+// reviewer).
 MATCH (n:Entity {user_id: $user_id, id: $entity_id})-[r]-(m:Entity {user_id: $user_id})
-WHERE r.user_id = $user_id AND r.superseded_at IS NULL
+WHERE @current(r)
 WITH r, startNode(r) AS s, endNode(r) AS t
 ORDER BY r.strength DESC
 LIMIT $limit

@@ -6,8 +6,7 @@
 CALL () {
   UNWIND $node_ids AS node_id
   MATCH (:Entity {user_id: $user_id, id: node_id})-[r]-(:Entity {user_id: $user_id})
-  WHERE r.user_id = $user_id AND r.superseded_at IS NULL AND NOT coalesce(r.dormant, false)
-    AND (r.expires_at IS NULL OR r.expires_at > $now)
+  WHERE @current(r)
   RETURN r, 0.0 AS text_score
   UNION ALL
   WITH 1 AS one WHERE $query IS NOT NULL
@@ -15,9 +14,7 @@ CALL () {
     YIELD node, score
   WITH node, score WHERE node.user_id = $user_id
   MATCH (:Entity {user_id: $user_id, id: node.source_id})-[r]->(:Entity {user_id: $user_id})
-  WHERE r.id = node.id AND r.user_id = $user_id AND NOT coalesce(r.dormant, false)
-    AND (r.expires_at IS NULL OR r.expires_at > $now)
-    AND (r.superseded_at IS NULL OR $history)
+  WHERE r.id = node.id AND (@current(r) OR $history AND @live(r))
   RETURN r, score AS text_score
 }
 WITH r, max(text_score) AS text_score

@@ -148,7 +148,7 @@ class _Resolver:
                 CandidateContext(c, [
                     f"{r['source']} -[{r['label']}]-> {r['target']}"
                     for r in run(tx, "read/entity_neighbourhood", user_id=self.job.user_id,
-                                 entity_id=c.id, limit=12)
+                                 entity_id=c.id, limit=12, now=self.job.at)
                 ] if c.id not in self.created else [])
                 for c in candidates
             ]

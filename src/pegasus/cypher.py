@@ -26,15 +26,47 @@ def cypher_dir() -> Path:
     return Path(__file__).resolve().parent / "queries"
 
 
-@cache
-def load(name: str) -> str:
-    """The text of `cypher/<name>.cypher`, e.g. `load("read/activation")`."""
+_FRAGMENT_USE = re.compile(r"@([a-z_]+)\(([A-Za-z_][A-Za-z_0-9]*)\)")
+_FRAGMENT_SLOT = re.compile(r"\bEDGE\b")
+
+
+def _read(name: str) -> str:
     if ".." in Path(name).parts:
         raise PegasusError(f"bad query name {name!r}")
     path = cypher_dir() / f"{name}.cypher"
     if not path.is_file():
         raise PegasusError(f"no Cypher file {path}")
     return path.read_text(encoding="utf-8")
+
+
+def fragment(name: str) -> str:
+    """A shared predicate, `cypher/fragments/<name>.cypher`, as one parenthesised line without
+    comments, its own fragment uses expanded. Its relationship variable is spelled `EDGE`."""
+    return _fragment(name, (name,))
+
+
+def _fragment(name: str, within: tuple[str, ...]) -> str:
+    lines = [line.strip() for line in _read(f"fragments/{name}").splitlines()
+             if line.strip() and not line.strip().startswith("//")]
+    return "(" + _expand(" ".join(lines), within) + ")"
+
+
+def _expand(text: str, within: tuple[str, ...] = ()) -> str:
+    def one(use: re.Match[str]) -> str:
+        name, variable = use.group(1), use.group(2)
+        if name in within:
+            raise PegasusError(f"Cypher fragment {name!r} uses itself")
+        return _FRAGMENT_SLOT.sub(variable, _fragment(name, (*within, name)))
+
+    return _FRAGMENT_USE.sub(one, text)
+
+
+@cache
+def load(name: str) -> str:
+    """The text of `cypher/<name>.cypher`, e.g. `load("read/activation")`, with every use of a
+    fragment, `@current(r)`, replaced by that fragment for the variable `r` (design, "Current
+    edges"): a fixed text of the repository, never user data."""
+    return _expand(_read(name))
 
 
 def split_statements(text: str) -> list[str]:

@@ -240,16 +240,17 @@ class Memory:
         _check_id("user_id", user_id)
         return self.store.query("read/user_edges", user_id=user_id)
 
-    def entities(self, user_id: str, name: str, limit: int = 25) -> list[dict[str, Any]]:
+    def entities(self, user_id: str, name: str, limit: int = 25, at: datetime | None = None
+                 ) -> list[dict[str, Any]]:
         """Entities named `name` (or with it as an alias; case and spaces folded), each with
-        its strongest current edges; NotFoundError when there is none."""
+        its strongest edges current at `at` (now); NotFoundError when there is none."""
         from pegasus.text import fold
 
         _check_id("user_id", user_id)
         if not isinstance(name, str) or not name.strip() or len(name) > 500:
             raise PegasusError("entity name must be a non-empty string of at most 500 characters")
         rows = self.store.query("read/entity_by_name", user_id=user_id, folded=fold(name),
-                                limit=limit)
+                                limit=limit, now=aware(at))
         if not rows:
             raise NotFoundError(f"no entity named {name!r} in {user_id}'s memory")
         for row in rows:

@@ -98,6 +98,9 @@ class Settings(BaseSettings):
     margin_top: float = 0.15
     margin_gap: float = 0.15
     spread_factor: float = 0.6
+    # A node spreads along its `fanout` strongest current edges only (the degree in the
+    # denominator still counts them all); a label seed seeds its `fanout` strongest edges' ends.
+    fanout: int = Field(default=32, ge=1)
     co_episode_bonus: float = 0.15
     co_episode_threshold: float = 0.30
     fire_threshold: float = 0.30
@@ -119,6 +122,8 @@ class Settings(BaseSettings):
     # Seed matching in the key_centred vector index: keys asked per word at first, deepened
     # 4x until no key above the threshold can be missing (design §7.3).
     seed_candidates: int = 16
+    # A word seeds at most its `seeds_per_word` best entity keys above the threshold (§7.4).
+    seeds_per_word: int = Field(default=32, ge=1)
 
     # --- write-time context for the extractor (design §7, last paragraph) -------------------
     write_context_seed_threshold: float = 0.20

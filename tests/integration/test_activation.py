@@ -22,18 +22,22 @@ HIDDEN = [("U", "WORKED_AT", "Z", 100.0, "superseded"), ("U", "MET", "Y", 100.0,
           ("A", "ATTENDS", "W", 100.0, "expired")]
 
 
-def reference(edges, seeds: dict[str, float]):
+def reference(edges, seeds: dict[str, float], fanout: int = 10**9):
     """The spreading rule computed by hand-written loops, the oracle for the Cypher; each seed
-    starts at its graded activation."""
+    starts at its graded activation and every node spreads along its `fanout` strongest edges
+    (the graphs here have no ties at the cut), divided by the strength of all of them."""
     def degree(n):
         return sum(s for a, _, b, s in edges if n in (a, b))
+
+    def strongest(n):
+        return sorted((e for e in edges if n in (e[0], e[2])), key=lambda e: -e[3])[:fanout]
 
     def spread(activation):
         out, fwd, rev = {}, {}, {}
         for u, act in activation.items():
             d = degree(u)
-            for a, _, b, s in edges:
-                if u not in (a, b) or d == 0:
+            for a, _, b, s in strongest(u):
+                if d == 0:
                     continue
                 v = b if a == u else a
                 c = act * s / d * SPREAD
@@ -98,6 +102,50 @@ def test_activation_matches_the_formula_to_1e9(graph, user_id):
     for hidden in ("Z", "Y", "W"):
         assert hidden not in got
     assert len(crossed) == len(set(crossed))
+
+
+def test_each_node_spreads_along_its_strongest_fanout_edges_only(graph, user_id, raw_driver):
+    """fanout 3: U (edges 100, 50, 20, 10) spreads to A, B and C but not to H, which nothing
+    else reaches, so neither are its X nodes; the shares still divide by all 180 of U's
+    strength, and no edge left out is in the crossed list."""
+    mem, ids = graph
+    engine = mem.recall_engine
+    wide = engine.settings
+    engine.settings = wide.model_copy(update={"fanout": 3})
+    try:
+        reached, crossed = engine.activate(user_id, Seeds({ids["U"]: 1.0}, {}, []), NOW, None)
+    finally:
+        engine.settings = wide
+    got = {n.name: n.score for n in reached}
+    total, *_ = reference(EDGES, {"U": 1.0}, fanout=3)
+    assert got == pytest.approx(total, abs=1e-9)
+    assert set(got) == {"U", "A", "B", "C", "D"}
+    assert got["A"] == pytest.approx(100 / 180 * 0.6 + (50 / 180 * 0.6) * 30 / 80 * 0.6)
+    follows = raw_driver.execute_query(
+        "MATCH (:Entity {user_id: $u})-[r:FOLLOWS]->() RETURN r.id AS id", u=user_id).records
+    assert follows and follows[0]["id"] not in crossed
+    # the wide walk does reach H through that edge
+    reached, crossed = engine.activate(user_id, Seeds({ids["U"]: 1.0}, {}, []), NOW, None)
+    assert "H" in {n.name for n in reached} and follows[0]["id"] in crossed
+
+
+def test_a_label_seed_seeds_the_ends_of_its_fanout_strongest_edges(graph, user_id, raw_driver):
+    mem, ids = graph
+    for i, strength in enumerate((5.0, 7.0, 9.0)):
+        raw_driver.execute_query(
+            "MATCH (a:Entity {user_id: $u, name: 'D'}), (b:Entity {user_id: $u, name: $b}) "
+            "CREATE (a)-[:VISITED {user_id: $u, id: $id, strength: $s}]->(b)",
+            u=user_id, b=f"X{i + 1}", id=f"extra-{i}", s=strength)
+    engine = mem.recall_engine
+    wide = engine.settings
+    engine.settings = wide.model_copy(update={"fanout": 2})
+    try:
+        reached, _ = engine.activate(user_id, Seeds({}, {"VISITED": 0.5}, []), NOW, None)
+    finally:
+        engine.settings = wide
+    seeds = {n.name for n in reached if n.seed}
+    # VISITED edges by strength: A→D 40, D→X3 9, D→X2 7, D→X1 5; the two strongest
+    assert seeds == {"A", "D", "X3"}
 
 
 def test_two_seeds_and_relation_label_seeds(graph, user_id):

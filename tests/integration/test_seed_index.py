@@ -67,7 +67,8 @@ def test_a_small_user_in_a_big_index_finds_its_keys(settings, user_id):
 
 def test_more_keys_above_the_threshold_than_first_asked_are_all_found(settings, user_id):
     """Sixty entities all named like the word: the first search (3 keys) cannot hold them, so
-    the search must go deeper until the last key it returns is under the threshold."""
+    the search must go deeper (3 → 12 → 48) until it holds the word's cap of seeds
+    (`seeds_per_word`, 32): the same 32 the exact scan picks."""
     names = [f"Sarah {i}" for i in range(60)]
     tight = settings.model_copy(update={"seed_candidates": 3})
     with Memory(tight) as mem:
@@ -75,8 +76,8 @@ def test_more_keys_above_the_threshold_than_first_asked_are_all_found(settings, 
             "entities": [{"name": n, "kind": "PERSON"} for n in names],
             "relations": [rel("User", "KNOWS", n) for n in names]}, at=T0)
         fast, exact = _agree(mem, user_id, "Sarah", 0.30)
-    assert len(exact) > 3 * 4  # deeper than the first two searches
-    assert len(fast) == len(exact)
+    assert len(exact) == tight.seeds_per_word == 32  # deeper than the first two searches
+    assert fast.keys() == exact.keys()
 
 
 def test_the_seed_query_runs_in_the_vector_index(raw_driver):

@@ -85,6 +85,66 @@ def test_every_cypher_file_is_used_and_every_loaded_name_exists():
     named = set(re.findall(r'"((?:read|write|maintenance)/[a-z_0-9]+)"', sources))
     files = {str(p.relative_to(root / "cypher").with_suffix(""))
              for p in (root / "cypher").rglob("*.cypher")
-             if p.parts[-2] not in ("explore", "schema")}
+             if p.parts[-2] not in ("explore", "schema", "fragments")}
     assert named - files == set(), "names without a file"
     assert files - named == set(), "files never loaded"
+    queries = "\n".join(p.read_text() for p in (root / "cypher").rglob("*.cypher"))
+    used = set(re.findall(r"@([a-z_]+)\(", queries))
+    fragments = {p.stem for p in (root / "cypher" / "fragments").glob("*.cypher")}
+    assert used == fragments, "fragments used without a file, or never used"
+
+
+def _query_files() -> list[Path]:
+    root = Path(__file__).resolve().parents[2] / "cypher"
+    return [p for folder in ("read", "write", "maintenance") for p in (root / folder).glob("*.cypher")]
+
+
+def test_what_current_means_is_written_once():
+    """"Current" (not superseded, not dormant, not expired) lives in cypher/fragments: no query
+    spells the dormant or expiry test itself, and every query that reads current edges says
+    @current."""
+    import re
+
+    by_hand = re.compile(r"NOT coalesce\(\w+\.dormant|\.expires_at\s*>")
+    spelled = [p.name for p in _query_files() if by_hand.search(p.read_text())]
+    assert spelled == []
+    users = sorted(p.stem for p in _query_files() if "@current(" in p.read_text())
+    assert users == ["activation", "entity_by_name", "entity_neighbourhood",
+                     "recall_candidates"]
+
+
+def test_a_fragment_edit_reaches_every_query_that_uses_it(tmp_path, monkeypatch):
+    import shutil
+
+    copy = tmp_path / "cypher"
+    shutil.copytree(cypher.cypher_dir(), copy)
+    current = copy / "fragments" / "current.cypher"
+    current.write_text(current.read_text() + "  AND NOT coalesce(EDGE.retracted, false)\n")
+    monkeypatch.setenv("PEGASUS_CYPHER_DIR", str(copy))
+    cypher.load.cache_clear()
+    try:
+        activation = cypher.load("read/activation")
+        assert "@current(" not in activation
+        # the label seeds, the degree and the spread of both hops
+        assert activation.count("NOT coalesce(x.retracted, false)") == 2
+        assert activation.count("NOT coalesce(r.retracted, false)") == 1
+        assert "coalesce(r.retracted, false)" in cypher.load("read/entity_neighbourhood")
+        candidates = cypher.load("read/recall_candidates")
+        assert candidates.count("coalesce(r.retracted, false)") == 2
+        assert cypher.fragment("current").startswith("((EDGE.user_id = $user_id AND")
+    finally:
+        cypher.load.cache_clear()
+
+
+def test_a_fragment_that_uses_itself_is_refused(tmp_path, monkeypatch):
+    (tmp_path / "fragments").mkdir()
+    (tmp_path / "read").mkdir()
+    (tmp_path / "fragments" / "loop.cypher").write_text("@loop(EDGE) AND EDGE.x\n")
+    (tmp_path / "read" / "q.cypher").write_text("MATCH ()-[r]-() WHERE @loop(r) RETURN r\n")
+    monkeypatch.setenv("PEGASUS_CYPHER_DIR", str(tmp_path))
+    cypher.load.cache_clear()
+    try:
+        with pytest.raises(PegasusError, match="fragment 'loop' uses itself"):
+            cypher.load("read/q")
+    finally:
+        cypher.load.cache_clear()

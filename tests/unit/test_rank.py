@@ -29,10 +29,22 @@ def test_a_key_matching_several_words_beats_one_matching_one():
     # words: lgbtq, support, group; "LGBTQ support group" matches all three, "LGBTQ artists" one.
     scores = np.array([[0.6, 0.6], [0.5, 0.0], [0.7, 0.0]])
     seeds = select_seeds(["lgbtq", "support", "group"], scores, keys, S.seed_threshold,
-                         S.margin_top, S.margin_gap)
+                         S.margin_top, S.margin_gap, S.seeds_per_word)
     assert seeds.entity_scores["group"] > seeds.entity_scores["artists"]
     assert abs(seeds.entity_scores["group"] - (1 - 0.4 * 0.5 * 0.3)) < 1e-12
     assert abs(seeds.entity_scores["artists"] - 0.6) < 1e-12
+
+
+def test_a_word_seeds_its_best_keys_up_to_the_cap():
+    keys = KeySet(ids=[f"k{i}" for i in range(5)], kinds=["entity"] * 5,
+                  entity_ids=[f"e{i}" for i in range(5)], labels=[None] * 5,
+                  vectors=np.zeros((5, 3)))
+    scores = np.array([[0.35, 0.9, 0.5, 0.5, 0.2]])
+    capped = select_seeds(["w"], scores, keys, 0.30, S.margin_top, S.margin_gap, 3)
+    # above 0.30: e1 0.9, e2 0.5, e3 0.5, e0 0.35; the best three, the tie in key order
+    assert set(capped.entity_scores) == {"e1", "e2", "e3"}
+    wide = select_seeds(["w"], scores, keys, 0.30, S.margin_top, S.margin_gap, 10)
+    assert set(wide.entity_scores) == {"e0", "e1", "e2", "e3"}
 
 
 @given(st.lists(st.dictionaries(st.sampled_from("abc"), st.floats(0, 1)), max_size=6))

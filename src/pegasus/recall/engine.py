@@ -100,11 +100,12 @@ class RecallEngine:
         no key scoring above `threshold` is left out (design §7.3, "Seeds from the index").
 
         A word's list is complete when the index returned fewer keys than asked (it holds no
-        more of this user's) or its last key scores at most the threshold (everything after it
-        scores less). Incomplete words are asked again with 4× the depth. The score matrix has
+        more of this user's), or its last key scores at most the threshold (everything after it
+        scores less), or it holds `seeds_per_word` entity keys above it (no more entities can seed).
+        Incomplete words are asked again with 4× the depth. The score matrix has
         −1 where a key was not returned for a word: such a key scores below the threshold and
         below that word's top two, so select_seeds decides as on the full matrix."""
-        depth = self.settings.seed_candidates
+        depth, cap = self.settings.seed_candidates, self.settings.seeds_per_word
         pending = list(range(len(centred)))
         found: dict[int, list[dict[str, Any]]] = {}
         while pending:
@@ -117,7 +118,9 @@ class RecallEngine:
             pending = []
             for i, got in by_word.items():
                 found[i] = got
-                if len(got) >= depth and min(r["score"] for r in got) > threshold:
+                entities = sum(r["score"] > threshold and r["kind"] == "entity" for r in got)
+                if (len(got) >= depth and min(r["score"] for r in got) > threshold
+                        and entities < cap):
                     pending.append(i)
             depth *= 4
         keys: dict[str, dict[str, Any]] = {}
@@ -168,7 +171,7 @@ class RecallEngine:
         if not keys.ids:
             return Seeds({}, {}, [])
         seeds = select_seeds(words, scores, keys, seed_threshold, self.settings.margin_top,
-                             self.settings.margin_gap)
+                             self.settings.margin_gap, self.settings.seeds_per_word)
         seeds.entity_scores.pop(partition.self_id or "", None)
         return seeds
 
@@ -178,6 +181,7 @@ class RecallEngine:
                  ) -> tuple[list[Reached], list[str]]:
         rows = self.store.query(
             "read/activation", user_id=user_id, now=now, spread=self.settings.spread_factor,
+            fanout=self.settings.fanout,
             seeds=[{"id": i, "act": a} for i, a in seeds.entity_scores.items()],
             seed_labels=[{"label": lb, "act": a} for lb, a in seeds.labels.items()],
             self_id=self_id)

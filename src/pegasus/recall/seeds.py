@@ -36,8 +36,10 @@ def select_seeds(
     threshold: float,
     margin_top: float,
     margin_gap: float,
+    per_word_cap: int,
 ) -> Seeds:
-    """Keys above the threshold seed; a clear winner by margin seeds too (design §7.4).
+    """A word's keys above the threshold seed, its `per_word_cap` best of them (ties by key
+    order); a clear winner by margin seeds too (design §7.4, "Seeds per word").
 
     A seed's activation is graded (docs/design.md, "Graded seeds"): each distinct word it
     matched contributes its best centred score s, combined as 1 − Π(1 − s), so a key matching
@@ -48,8 +50,10 @@ def select_seeds(
         row = scores[i]
         if row.size == 0:
             continue
-        accepted = set(np.flatnonzero(row > threshold).tolist())
-        order = np.argsort(-row)
+        order = np.argsort(-row, kind="stable")
+        above = [int(j) for j in order if row[j] > threshold]
+        entity_keys = [j for j in above if keys.kinds[j] == "entity"][:per_word_cap]
+        accepted = set(entity_keys) | {j for j in above if keys.kinds[j] != "entity"}
         top = int(order[0])
         runner_up = float(row[order[1]]) if row.size > 1 else -1.0
         if row[top] > margin_top and row[top] - runner_up >= margin_gap:
