@@ -75,15 +75,18 @@ CALL (hop1) {
        sum(CASE WHEN forward THEN 0.0 ELSE c END) AS rv, collect(r.id) AS edges
   RETURN collect({node: v, a: a, f: f, r: rv}) AS hop2, collect(edges) AS hop2_edges
 }
-WITH hop1_edges + hop2_edges AS crossed,
-     [s IN seeds | {node: s.node, a: s.act, f: 0.0, r: 0.0, hop: 0, seed: 1}]
-   + [h IN hop1 | {node: h.node, a: h.a, f: h.f, r: h.r, hop: 1, seed: 0}]
-   + [h IN hop2 | {node: h.node, a: h.a, f: h.f, r: h.r, hop: 2, seed: 0}] AS rows
-UNWIND rows AS row
-WITH crossed, row.node AS n, sum(row.a) AS score, sum(row.f) AS forward,
-     sum(row.r) AS reverse, min(row.hop) AS hop, max(row.seed) AS seed
-RETURN collect({
-         id: n.id, name: n.name, kind: n.kind, conversations: coalesce(n.conversations, []),
-         score: score, forward: forward, reverse: reverse, hop: hop, seed: seed = 1
-       }) AS nodes,
-       crossed
+// The nodes are summed in a subquery that does not see `crossed`: grouped next to it, every
+// row held its own copy of the crossed list (quadratic memory).
+CALL (seeds, hop1, hop2) {
+  WITH [s IN seeds | {node: s.node, a: s.act, f: 0.0, r: 0.0, hop: 0, seed: 1}]
+     + [h IN hop1 | {node: h.node, a: h.a, f: h.f, r: h.r, hop: 1, seed: 0}]
+     + [h IN hop2 | {node: h.node, a: h.a, f: h.f, r: h.r, hop: 2, seed: 0}] AS rows
+  UNWIND rows AS row
+  WITH row.node AS n, sum(row.a) AS score, sum(row.f) AS forward, sum(row.r) AS reverse,
+       min(row.hop) AS hop, max(row.seed) AS seed
+  RETURN collect({
+           id: n.id, name: n.name, kind: n.kind, conversations: coalesce(n.conversations, []),
+           score: score, forward: forward, reverse: reverse, hop: hop, seed: seed = 1
+         }) AS nodes
+}
+RETURN nodes, hop1_edges + hop2_edges AS crossed
