@@ -49,9 +49,11 @@ def p95(values: list[float]) -> float:
 
 def wait_for_quiet() -> None:
     """Loading may share the machine; measuring must not. With PEGASUS_BENCH_QUIET_PID set,
-    wait until that process (another job on this machine) has ended before measuring."""
+    wait until that process (another job on this machine) has ended before measuring; with
+    PEGASUS_BENCH_QUIET_FILE set, wait while that file exists."""
     pid = int(os.environ.get("PEGASUS_BENCH_QUIET_PID") or 0)
-    while pid and os.path.exists(f"/proc/{pid}"):
+    gate = os.environ.get("PEGASUS_BENCH_QUIET_FILE")
+    while (pid and os.path.exists(f"/proc/{pid}")) or (gate and os.path.exists(gate)):
         time.sleep(2)
 
 
