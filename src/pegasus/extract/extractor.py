@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 from pathlib import Path
 from typing import Any
@@ -17,11 +18,19 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from pydantic import BaseModel, ValidationError
-from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential
+from tenacity import (
+    Retrying,
+    before_sleep_log,
+    retry_if_exception,
+    stop_after_attempt,
+    wait_exponential,
+)
 
 from pegasus.errors import ExtractionError
 from pegasus.llm import prompt
 from pegasus.models import ConversationIn, EntityIn, ExtractionBatch, RelationIn
+
+log = logging.getLogger(__name__)
 
 
 class record_entity(EntityIn):  # noqa: N801 - the tool's name as the model sees it
@@ -117,6 +126,7 @@ class Extractor:
             retry=retry_if_exception(is_transient),
             wait=wait_exponential(multiplier=0.5, max=30),
             stop=stop_after_attempt(self.max_retries),
+            before_sleep=before_sleep_log(log, logging.WARNING),
             reraise=True,
         ):
             with attempt:
