@@ -134,12 +134,18 @@ def test_browser_shows_the_demo_graph_with_the_pegasus_style(settings, neo4j_bro
         run_in_editor(chromium, f":style {styles}/pegasus.grass")
         wait.until(lambda b: "node.Person" in b.find_element(By.TAG_NAME, "body").text)
     run_in_editor(chromium, f":param user_id => '{user_id}'")
-    run_in_editor(chromium, one_line(EXPLORE / "strongest_memories.cypher"))
-    captions = set()
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not {"Bill", "Sarah", "Northwind"} <= captions:
-        time.sleep(0.5)
-        captions = {t.text for t in chromium.find_elements(By.CSS_SELECTOR, "svg text")}
+    # On a loaded machine Browser can drop a command typed while it is still busy with the one
+    # before (seen once in a full suite: nothing drawn after 60 s; alone it passed): the query
+    # is typed again if no graph is drawn within 30 s, up to four times.
+    captions: set[str] = set()
+    for _ in range(4):
+        run_in_editor(chromium, one_line(EXPLORE / "strongest_memories.cypher"))
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not {"Bill", "Sarah", "Northwind"} <= captions:
+            time.sleep(0.5)
+            captions = {t.text for t in chromium.find_elements(By.CSS_SELECTOR, "svg text")}
+        if {"Bill", "Sarah", "Northwind"} <= captions:
+            break
     assert {"Bill", "Sarah", "Northwind", "Acme", "Lisbon"} <= captions, captions
     # The grass colours Person nodes blue (#4C8EDA) and Org nodes orange (#F79767).
     fills = {c.get_attribute("fill").upper() for c in
