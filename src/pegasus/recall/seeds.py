@@ -38,8 +38,9 @@ def select_seeds(
     margin_gap: float,
     per_word_cap: int,
 ) -> Seeds:
-    """A word's keys above the threshold seed, its `per_word_cap` best of them (ties by key
-    order); a clear winner by margin seeds too (design §7.4, "Seeds per word").
+    """A word's keys above the threshold seed: all its label keys, and its `per_word_cap` best
+    entity keys (ties by key order); a clear winner by margin seeds too (design §7.4, "Seeds
+    per word").
 
     A seed's activation is graded (docs/design.md, "Graded seeds"): each distinct word it
     matched contributes its best centred score s, combined as 1 − Π(1 − s), so a key matching
