@@ -8,7 +8,7 @@ from datetime import datetime
 
 from neo4j import ManagedTransaction
 
-from pegasus.commit import KIND_LABELS, _entity_props, _stored_entities, write_keys
+from pegasus.commit import entity_row, stored_entities, write_keys
 from pegasus.embed import Embedder
 from pegasus.errors import NotFoundError, PegasusError
 from pegasus.merge.rules import StoredEntity
@@ -31,7 +31,7 @@ def undo_in_tx(tx: ManagedTransaction, embedder: Embedder, user_id: str, record_
         raise NotFoundError("the surviving entity of this merge no longer exists")
     absorbed = CleanEntity.model_validate_json(record["absorbed"])
     before = json.loads(record["before"])
-    survivor = next(e for e in _stored_entities(tx, user_id) if e.id == record["survivor_id"])
+    survivor = next(e for e in stored_entities(tx, user_id) if e.id == record["survivor_id"])
     added = {fold(f) for f in [absorbed.name, *absorbed.aliases]} - {
         fold(f) for f in [before["name"], *before["aliases"]]}
     survivor.aliases = [a for a in survivor.aliases if fold(a) not in added]
@@ -51,14 +51,11 @@ def undo_in_tx(tx: ManagedTransaction, embedder: Embedder, user_id: str, record_
         aliases=list(absorbed.aliases), confidence=absorbed.confidence,
         properties=dict(absorbed.properties), conversations=[record["conversation_id"]],
     )
-    props = _entity_props(survivor)
+    row = entity_row(survivor)
     for key in set(before["properties"]) | set(absorbed.properties):
-        props.setdefault(f"p_{key}", None)  # a property the merge added is removed again
-    run(tx, "write/update_entities", user_id=user_id, now=now,
-        rows=[{"id": survivor.id, "kind_label": KIND_LABELS[survivor.kind], "props": props}])
-    run(tx, "write/create_entities", user_id=user_id, now=now, rows=[
-        {"id": restored.id, "kind_label": KIND_LABELS[restored.kind],
-         "props": _entity_props(restored)}])
+        row["props"].setdefault(f"p_{key}", None)  # a property the merge added is removed again
+    run(tx, "write/update_entities", user_id=user_id, now=now, rows=[row])
+    run(tx, "write/create_entities", user_id=user_id, now=now, rows=[entity_row(restored)])
     moved = run(tx, "write/move_edges", user_id=user_id, rows=[
         {"edge_id": e, "survivor_id": survivor.id, "restored_id": restored.id}
         for e in record.get("edge_ids") or []])
