@@ -13,7 +13,11 @@ CALL () {
   CALL db.index.fulltext.queryNodes('snippet_text', $query, {limit: $text_limit})
     YIELD node, score
   WITH node, score WHERE node.user_id = $user_id
-  MATCH (:Entity {user_id: $user_id, id: node.source_id})-[r]->(:Entity {user_id: $user_id})
+  // The snippet names both ends: its edge is found between them from the end with fewer
+  // edges (the self node's tens of thousands are never scanned).
+  MATCH (a:Entity {user_id: $user_id, id: node.source_id}),
+        (b:Entity {user_id: $user_id, id: node.target_id})
+  MATCH (a)-[r]->(b)
   WHERE r.id = node.id AND (@current(r) OR $history AND @live(r))
   RETURN r, score AS text_score
 }

@@ -16,5 +16,10 @@ CALL (s, o, n, label, props, outgoing) {
   CREATE (o)-[x:$(label)]->(n)
   SET x = props
 }
+WITH r, s, o, n, outgoing
+// The edge's snippet names its new ends.
+OPTIONAL MATCH (snip:Snippet {user_id: $user_id, id: r.id})
+SET snip.source_id = CASE WHEN outgoing THEN n.id ELSE o.id END,
+    snip.target_id = CASE WHEN outgoing THEN o.id ELSE n.id END
 DELETE r
 RETURN count(*) AS moved

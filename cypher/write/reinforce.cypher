@@ -1,8 +1,22 @@
 // Reinforcement (design §6): S_now = S0·e^(−λt), S_new = min(S_now + bump, max);
 // S0 := S_new, touched_at := now, dormant := false. Used on re-observation and at close.
+// Rows name both ends ({source_id, target_id, edge_id}): the edge is found between them from
+// the end with fewer edges. A read log written before targets were logged names the source
+// only; its edges are looked for among the source's.
 UNWIND $rows AS row
-MATCH (s:Entity {user_id: $user_id, id: row.source_id})-[r]->(:Entity)
-WHERE r.id = row.edge_id AND r.user_id = $user_id
+MATCH (s:Entity {user_id: $user_id, id: row.source_id})
+CALL (s, row) {
+  WITH s, row WHERE row.target_id IS NOT NULL
+  MATCH (t:Entity {user_id: $user_id, id: row.target_id})
+  MATCH (s)-[r]->(t)
+  WHERE r.id = row.edge_id AND r.user_id = $user_id
+  RETURN r
+  UNION
+  WITH s, row WHERE row.target_id IS NULL
+  MATCH (s)-[r]->(:Entity)
+  WHERE r.id = row.edge_id AND r.user_id = $user_id
+  RETURN r
+}
 WITH r, duration.inSeconds(r.touched_at, $now) AS elapsed
 WITH r, CASE WHEN elapsed.seconds < 0 THEN 0.0
              ELSE (elapsed.seconds + elapsed.nanosecondsOfSecond / 1.0e9) / 86400.0 END AS days

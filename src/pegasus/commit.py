@@ -194,8 +194,10 @@ def write_plan(tx: ManagedTransaction, embedder: Embedder, settings: Settings,
     if edges.supersede:
         run(tx, "write/supersede_edges", rows=edges.supersede, **edge_params)
     write_snippets(tx, embedder, user_id, plan.conversation_id, now, [
-        *({"source_id": row["source_id"], "edge_id": row["props"]["id"]} for row in edges.create),
-        *({"source_id": row["source_id"], "edge_id": row["edge_id"]} for row in edges.sightings),
+        *({"source_id": row["source_id"], "target_id": row["target_id"],
+           "edge_id": row["props"]["id"]} for row in edges.create),
+        *({"source_id": row["source_id"], "target_id": row["target_id"],
+           "edge_id": row["edge_id"]} for row in edges.sightings),
     ])
     if plan.merge_records:
         run(tx, "write/merge_records", user_id=user_id, now=now,
@@ -212,7 +214,8 @@ def write_plan(tx: ManagedTransaction, embedder: Embedder, settings: Settings,
 
 def reinforce(tx: ManagedTransaction, settings: Settings, user_id: str,
               rows: list[dict[str, str]], now: datetime) -> int:
-    """Apply the +bump reinforcement to edges given as {source_id, edge_id}."""
+    """Apply the +bump reinforcement to edges given as {source_id, target_id, edge_id} (a
+    target of None: looked for among the source's edges)."""
     result = run(tx, "write/reinforce", user_id=user_id, rows=rows, now=now,
                  lambdas=settings.decay_lambdas, bump=settings.reinforce_bump,
                  max_strength=settings.max_strength)

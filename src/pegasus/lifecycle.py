@@ -13,13 +13,25 @@ from pegasus.settings import Settings
 from pegasus.store import Store, run
 
 
+def read_log_entry(source_id: str, edge_id: str, target_id: str) -> str:
+    """One edge in a conversation's read log: "source/edge/target"."""
+    return f"{source_id}/{edge_id}/{target_id}"
+
+
+def read_log_row(entry: str) -> dict[str, str | None]:
+    """A read-log entry as a reinforce row; entries logged before targets were ("source/edge")
+    have no target."""
+    source_id, edge_id, *target = entry.split("/", 2)
+    return {"source_id": source_id, "edge_id": edge_id, "target_id": target[0] if target else None}
+
+
 def close_in_tx(tx: ManagedTransaction, settings: Settings, user_id: str, conversation_id: str,
                 now: datetime) -> int:
     """Reinforce each edge the conversation's reads logged, once; the number reinforced."""
     log = run(tx, "read/read_log", user_id=user_id, conversation_id=conversation_id)[0]
     applied = set(log["applied"])
     entries = [e for e in dict.fromkeys(log["pending"]) if e not in applied]
-    rows = [dict(zip(("source_id", "edge_id"), e.split("/", 1), strict=True)) for e in entries]
+    rows = [read_log_row(e) for e in entries]
     count = reinforce(tx, settings, user_id, rows, now) if rows else 0
     run(tx, "write/close_conversation", user_id=user_id, conversation_id=conversation_id, now=now)
     return count

@@ -35,7 +35,8 @@ def keyword_query(user_id: str, words: list[str]) -> str | None:
 
 def write_snippets(tx: ManagedTransaction, embedder: Embedder, user_id: str,
                    conversation_id: str, now: datetime, edges: list[dict[str, str]]) -> None:
-    """Refresh the :Snippet of each given edge ({source_id, edge_id}) whose words changed."""
+    """Refresh the :Snippet of each given edge ({source_id, target_id, edge_id}) whose words
+    changed."""
     if not edges:
         return
     state = run(tx, "read/snippet_state", user_id=user_id, rows=edges)
@@ -45,5 +46,6 @@ def write_snippets(tx: ManagedTransaction, embedder: Embedder, user_id: str,
     vectors = embedder.embed([r["snippet"] for r in changed])
     run(tx, "write/upsert_snippets", user_id=user_id, user_key=user_key(user_id), now=now,
         conversation_id=conversation_id, rows=[
-            {"id": r["id"], "source_id": r["source_id"], "text": r["snippet"],
+            {"id": r["id"], "source_id": r["source_id"], "target_id": r["target_id"],
+             "text": r["snippet"],
              "packed": pack_vector(v)} for r, v in zip(changed, vectors, strict=True)])

@@ -98,7 +98,25 @@ def test_recall_writes_nothing_but_the_read_log(mem, raw_driver, user_id):
     log = raw_driver.execute_query(
         "MATCH (c:Conversation {user_id: $u, id: 'c2'}) RETURN c.read_log AS log", u=user_id
     ).records[0]["log"]
-    assert log and all("/" in entry for entry in log)
+    ends = {r["id"]: (r["s"], r["t"]) for r in raw_driver.execute_query(
+        "MATCH (s:Entity {user_id: $u})-[r]->(t:Entity) RETURN r.id AS id, s.id AS s, t.id AS t",
+        u=user_id).records}
+    assert log and all(entry == f"{ends[e][0]}/{e}/{ends[e][1]}"
+                       for entry, e in ((x, x.split("/")[1]) for x in log)), log
+
+
+def test_a_read_log_entry_without_its_target_still_reinforces_its_edge(mem, raw_driver, user_id):
+    """Read logs written before targets were logged name the source and the edge only."""
+    recall = mem.recall(user_id, "my manager Sarah", conversation_id="c2", at=T0)
+    raw_driver.execute_query(
+        "MATCH (c:Conversation {user_id: $u, id: 'c2'}) "
+        "SET c.read_log = [e IN c.read_log | split(e, '/')[0] + '/' + split(e, '/')[1]]",
+        u=user_id)
+    later = T0 + timedelta(days=20)
+    assert mem.close_conversation(user_id, "c2", at=later) == len(set(recall.edge_ids)) > 0
+    touched = {p["id"] for _, _, _, p in edges(raw_driver, user_id)
+               if p["touched_at"].to_native() == later}
+    assert touched == set(recall.edge_ids)
 
 
 def test_close_reinforces_each_shown_edge_once(mem, raw_driver, user_id):

@@ -16,7 +16,7 @@ def test_one_to_one_new_target_supersedes_current():
     plan = plan_edges([rel("globex")], [StoredEdge("e1", "u", "WORKS_AT", "acme", False,
                                                     "one_to_one", 0.9)], "x", "c", AT)
     assert len(plan.create) == 1
-    assert plan.supersede == [{"source_id": "u", "edge_id": "e1",
+    assert plan.supersede == [{"source_id": "u", "target_id": "acme", "edge_id": "e1",
                                "by": plan.create[0]["props"]["id"]}]
 
 
@@ -47,7 +47,8 @@ def test_one_to_many_never_supersedes():
 def test_ended_supersedes_without_replacement_and_adds_nothing():
     stored = [StoredEdge("e1", "u", "WORKS_AT", "acme", False, "one_to_one", 0.9)]
     plan = plan_edges([rel("acme", status="ended")], stored, "x", "c", AT)
-    assert plan.create == [] and plan.supersede == [{"source_id": "u", "edge_id": "e1", "by": None}]
+    assert plan.create == [] and plan.supersede == [
+        {"source_id": "u", "target_id": "acme", "edge_id": "e1", "by": None}]
     assert plan.ended == [("u", "WORKS_AT", "acme")]
 
 

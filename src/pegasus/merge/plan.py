@@ -92,11 +92,13 @@ def plan_edges(
         if existing is not None:
             edge_id = existing.id
             if edge_id not in touched:
-                plan.reinforce.append({"source_id": item.source_id, "edge_id": edge_id})
+                plan.reinforce.append({"source_id": item.source_id,
+                                       "target_id": item.target_id, "edge_id": edge_id})
                 plan.reinforced.append(triple)
             existing.superseded = False
             plan.sightings.append({
-                "source_id": item.source_id, "edge_id": edge_id, "confidence": rel.confidence,
+                "source_id": item.source_id, "target_id": item.target_id, "edge_id": edge_id,
+                "confidence": rel.confidence,
                 "snippet": rel.snippet, "evidence": rel.evidence,
             })
             existing.confidence = max(existing.confidence, rel.confidence)
@@ -130,9 +132,11 @@ def plan_edges(
         before = was_superseded.get(edge_id, False)
         if edge.superseded and not before:
             by = superseded_by.get(edge_id)
-            plan.supersede.append({"source_id": edge.source_id, "edge_id": edge_id, "by": by})
+            plan.supersede.append({"source_id": edge.source_id, "target_id": edge.target_id,
+                                   "edge_id": edge_id, "by": by})
             (plan.ended if by is None else plan.superseded).append(triple)
         elif before and not edge.superseded:
-            plan.revive.append({"source_id": edge.source_id, "edge_id": edge_id})
+            plan.revive.append({"source_id": edge.source_id, "target_id": edge.target_id,
+                                "edge_id": edge_id})
             plan.revived.append(triple)
     return plan

@@ -11,6 +11,7 @@ import numpy as np
 
 from pegasus.centring import centre
 from pegasus.embed import Embedder, stored_vector, unpack_vector
+from pegasus.lifecycle import read_log_entry
 from pegasus.models import FiredNode, Recall
 from pegasus.recall.budget import Reached, co_episode_bonus, fire
 from pegasus.recall.history import asks_about_past
@@ -271,14 +272,15 @@ class RecallEngine:
                              direction=n.direction, hop=n.hop) for n in fired],
             edge_ids=[c.id for c in used],
         )
-        shown = [{"id": c.id, "source_id": c.source_id} for c in used]
+        shown = [{"id": c.id, "source_id": c.source_id, "target_id": c.target_id} for c in used]
         return Explained(words, seeds, reached, fired, crossed, recall, shown, ranked)
 
     def log_read(self, user_id: str, conversation_id: str, explained: Explained,
                  now: datetime) -> None:
         """Log the edges this read used on the conversation (shown, or every edge crossed)."""
         if self.settings.read_reinforce == "shown":
-            entries = [f"{e['source_id']}/{e['id']}" for e in explained.shown]
+            entries = [read_log_entry(e["source_id"], e["id"], e["target_id"])
+                       for e in explained.shown]
         else:
             entries = self._crossed_entries(user_id, explained.crossed)
         self.store.write(lambda tx: run(tx, "write/read_log", user_id=user_id,
@@ -289,4 +291,4 @@ class RecallEngine:
         if not edge_ids:
             return []
         rows = self.store.query("read/edge_sources", user_id=user_id, edge_ids=edge_ids)
-        return [f"{r['source_id']}/{r['id']}" for r in rows]
+        return [read_log_entry(r["source_id"], r["id"], r["target_id"]) for r in rows]
