@@ -138,10 +138,7 @@ def recalls(loader: Loader, count: int, warmup: int = WARMUP_RECALLS) -> dict[st
         seeds = mem.recall_engine.seeds(user, content_words(text), mem.settings.seed_threshold)
         params = dict(user_id=user, seed_ids=list(seeds.entity_scores))
         began = time.perf_counter()
-        mem.store.query("read/activation", user_id=user, now=NOW,
-                        spread=mem.settings.spread_factor, self_id=None,
-                        seeds=[{"id": i, "act": a} for i, a in seeds.entity_scores.items()],
-                        seed_labels=[{"label": lb, "act": a} for lb, a in seeds.labels.items()])
+        mem.recall_engine.activate(user, seeds, NOW, None)
         out["activation"].append((time.perf_counter() - began) * 1000)
         began = time.perf_counter()
         mem.store.query("read/neighbourhood_count", **params)

@@ -7,6 +7,10 @@
 // (ties by edge id): a hub (the user) with thousands of edges no longer drags its whole
 // neighbourhood into every walk, and each edge left out would have carried at most
 // act(u) · $spread / ($fanout + 1) (design, "Fan-out").
+// A hub, a node with more than $hub_edges relationships (the count Neo4j keeps per node, read
+// without touching them), is a sink: it is reached and scored but spreads nothing, since a
+// share of a thousand edges is negligible and finding its strongest ones would read them all
+// (design, "Hubs").
 // Hop 1 spreads the seeds' activation; hop 2 spreads what each node received at hop 1.
 // Contributions add up. One row comes back: the reached nodes with their score, the hop
 // that first reached them and their forward/reverse shares, and every edge crossed (as lists
@@ -44,6 +48,7 @@ WITH collect({node: n, act: act}) AS seeds
 CALL (seeds) {
   UNWIND seeds AS seed
   WITH seed.node AS u, seed.act AS au
+  WHERE COUNT { (u)--() } <= $hub_edges
   CALL (u) {
     MATCH (u)-[x]-(other)
     WHERE other:Entity AND @current(x)
@@ -61,6 +66,7 @@ CALL (seeds) {
 CALL (hop1) {
   UNWIND hop1 AS h
   WITH h.node AS w, h.a AS aw
+  WHERE COUNT { (w)--() } <= $hub_edges
   CALL (w) {
     MATCH (w)-[x]-(other)
     WHERE other:Entity AND @current(x)

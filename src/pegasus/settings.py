@@ -101,6 +101,12 @@ class Settings(BaseSettings):
     # A node spreads along its `fanout` strongest current edges only (the degree in the
     # denominator still counts them all); a label seed seeds its `fanout` strongest edges' ends.
     fanout: int = Field(default=32, ge=1)
+    # A node with more relationships than this spreads nothing (design, "Hubs"): each of its
+    # shares is negligible, and finding its strongest edges reads all of them.
+    hub_edges: int = Field(default=1000, ge=1)
+    # The walk starts from at most this many entity seeds, the hottest (design, "Seeds per
+    # message"): in a big graph every word of a message matches dozens of names.
+    max_seeds: int = Field(default=32, ge=1)
     co_episode_bonus: float = 0.15
     co_episode_threshold: float = 0.30
     fire_threshold: float = 0.30

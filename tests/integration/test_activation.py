@@ -22,10 +22,11 @@ HIDDEN = [("U", "WORKED_AT", "Z", 100.0, "superseded"), ("U", "MET", "Y", 100.0,
           ("A", "ATTENDS", "W", 100.0, "expired")]
 
 
-def reference(edges, seeds: dict[str, float], fanout: int = 10**9):
+def reference(edges, seeds: dict[str, float], fanout: int = 10**9, hubs=frozenset()):
     """The spreading rule computed by hand-written loops, the oracle for the Cypher; each seed
     starts at its graded activation and every node spreads along its `fanout` strongest edges
-    (the graphs here have no ties at the cut), divided by the strength of all of them."""
+    (the graphs here have no ties at the cut), divided by the strength of all of them; a node
+    in `hubs` spreads nothing."""
     def degree(n):
         return sum(s for a, _, b, s in edges if n in (a, b))
 
@@ -35,6 +36,8 @@ def reference(edges, seeds: dict[str, float], fanout: int = 10**9):
     def spread(activation):
         out, fwd, rev = {}, {}, {}
         for u, act in activation.items():
+            if u in hubs:
+                continue
             d = degree(u)
             for a, _, b, s in strongest(u):
                 if d == 0:
@@ -127,6 +130,33 @@ def test_each_node_spreads_along_its_strongest_fanout_edges_only(graph, user_id,
     # the wide walk does reach H through that edge
     reached, crossed = engine.activate(user_id, Seeds({ids["U"]: 1.0}, {}, []), NOW, None)
     assert "H" in {n.name for n in reached} and follows[0]["id"] in crossed
+
+
+def test_a_node_with_more_relationships_than_hub_edges_spreads_nothing(graph, user_id):
+    """hub_edges 5: U has 7 relationships (4 current, 3 hidden: every one counts), A has 4.
+    Seeded together, U is scored but spreads nothing, at hop 1 or when A reaches it at hop 2;
+    A spreads as before."""
+    mem, ids = graph
+    engine = mem.recall_engine
+    wide = engine.settings
+    engine.settings = wide.model_copy(update={"hub_edges": 5})
+    try:
+        reached, crossed = engine.activate(user_id, Seeds({ids["U"]: 1.0, ids["A"]: 0.5}, {}, []),
+                                           NOW, None)
+    finally:
+        engine.settings = wide
+    got = {n.name: n.score for n in reached}
+    total, *_ = reference(EDGES, {"U": 1.0, "A": 0.5}, hubs={"U"})
+    assert got == pytest.approx(total, abs=1e-9)
+    # A (edges 100 to U, 30 from B, 40 to D) reaches U, B and D; nothing reaches C or H via U
+    assert set(got) == {"U", "A", "B", "D"}
+    # U: its seed, A's share at hop 1, and B's share at hop 2 (B got its own from A)
+    assert got["U"] == pytest.approx(
+        1.0 + 0.5 * 100 / 170 * 0.6 + (0.5 * 30 / 170 * 0.6) * 50 / 80 * 0.6, abs=1e-9)
+    assert got["D"] == pytest.approx(0.5 * 40 / 170 * 0.6, abs=1e-9)
+    wide_reached, _ = engine.activate(user_id, Seeds({ids["U"]: 1.0, ids["A"]: 0.5}, {}, []),
+                                      NOW, None)
+    assert {"C", "H"} <= {n.name for n in wide_reached}, "at the shipped 1,000 U spreads"
 
 
 def test_a_label_seed_seeds_the_ends_of_its_fanout_strongest_edges(graph, user_id, raw_driver):

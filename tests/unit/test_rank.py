@@ -125,3 +125,11 @@ def test_questions_about_the_past_open_the_history():
 def test_empty_recall_renders_empty_text():
     assert Recall().render() == ""
     assert Recall(memory=["A -[X]-> B"]).render() == "[MEMORY]\nA -[X]-> B"
+
+
+def test_the_walk_starts_from_the_hottest_max_seeds_ties_by_id():
+    from pegasus.recall.seeds import Seeds, strongest
+    seeds = Seeds({"c": 0.5, "a": 0.9, "b": 0.5, "d": 0.4}, {"KNOWS": 0.6}, [("w", "k", 0.9)])
+    kept = strongest(seeds, 2)
+    assert kept.entity_scores == {"a": 0.9, "b": 0.5} and kept.labels == {"KNOWS": 0.6}
+    assert strongest(seeds, 4) is seeds

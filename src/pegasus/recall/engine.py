@@ -16,7 +16,7 @@ from pegasus.models import FiredNode, Recall
 from pegasus.recall.budget import Reached, co_episode_bonus, fire
 from pegasus.recall.history import asks_about_past
 from pegasus.recall.rank import Candidate, Weights, choose, graph_scores, score
-from pegasus.recall.seeds import KeySet, Seeds, select_seeds
+from pegasus.recall.seeds import KeySet, Seeds, select_seeds, strongest
 from pegasus.settings import Settings
 from pegasus.snippets import keyword_query
 from pegasus.store import Store, run
@@ -174,7 +174,7 @@ class RecallEngine:
         seeds = select_seeds(words, scores, keys, seed_threshold, self.settings.margin_top,
                              self.settings.margin_gap, self.settings.seeds_per_word)
         seeds.entity_scores.pop(partition.self_id or "", None)
-        return seeds
+        return strongest(seeds, self.settings.max_seeds)
 
     # --- the walk ------------------------------------------------------------------------
 
@@ -182,7 +182,7 @@ class RecallEngine:
                  ) -> tuple[list[Reached], list[str]]:
         rows = self.store.query(
             "read/activation", user_id=user_id, now=now, spread=self.settings.spread_factor,
-            fanout=self.settings.fanout,
+            fanout=self.settings.fanout, hub_edges=self.settings.hub_edges,
             seeds=[{"id": i, "act": a} for i, a in seeds.entity_scores.items()],
             seed_labels=[{"label": lb, "act": a} for lb, a in seeds.labels.items()],
             self_id=self_id)

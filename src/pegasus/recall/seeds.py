@@ -74,6 +74,15 @@ def select_seeds(
     return Seeds(combine([e for e, _ in per_word]), combine([lb for _, lb in per_word]), matches)
 
 
+def strongest(seeds: Seeds, cap: int) -> Seeds:
+    """The `cap` hottest entity seeds (ties by entity id); labels and matches of those kept
+    stay (design, "Seeds per message")."""
+    if len(seeds.entity_scores) <= cap:
+        return seeds
+    kept = dict(sorted(seeds.entity_scores.items(), key=lambda kv: (-kv[1], kv[0]))[:cap])
+    return Seeds(kept, seeds.labels, seeds.matches)
+
+
 def combine(per_word: list[dict[str, float]]) -> dict[str, float]:
     """Noisy-or over words: 1 − Π(1 − s) of each word's best score for that seed."""
     miss: dict[str, float] = {}
