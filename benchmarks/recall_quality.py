@@ -151,7 +151,7 @@ def shown_snippets(recall, snippets_by_edge: dict[str, str]) -> list[str]:
 
 def evaluate(mem: Memory, conv: Conversation, at: datetime) -> list[Outcome]:
     index = TurnIndex(conv, mem.embedder.embed)
-    by_edge = {sp: {e["id"]: e["snippet"] for e in mem.edges(user_of(conv, sp))}
+    by_edge = {sp: {e.id: e.snippet for e in mem.edges(user_of(conv, sp))}
                for sp in conv.speakers}
     outcomes = []
     for q in conv.questions:

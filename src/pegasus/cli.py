@@ -234,19 +234,19 @@ def review(
     """List flagged merges (to inspect), or undo one."""
     if undo:
         result = _with_memory(lambda mem: mem.undo_merge(user, undo, at=parse_at(at)))
-        typer.echo(f"undone: {result['restored']} is separate from {result['survivor']} "
-                   f"again ({result['edges_moved']} edges moved back)")
+        typer.echo(f"undone: {result.restored} is separate from {result.survivor} "
+                   f"again ({result.edges_moved} edges moved back)")
         return
     records = _with_memory(lambda mem: mem.merges(user, include_pending=pending))
     if not records:
         typer.echo("nothing to review")
     for r in records:
-        if r["status"] == "pending":
-            typer.echo(f"{r['id']}  pending  {r['absorbed_name']} ({r['kind']}) may be one of: "
-                       f"{', '.join(r['candidate_names'] or [])}  [{r['conversation_id']}]")
+        if r.status == "pending":
+            typer.echo(f"{r.id}  pending  {r.absorbed_name} ({r.kind}) may be one of: "
+                       f"{', '.join(r.candidate_names or [])}  [{r.conversation_id}]")
         else:
-            typer.echo(f"{r['id']}  flagged  {r['absorbed_name']} → {r['survivor_name']} "
-                       f"({r['kind']}, confidence {r['confidence']:.2f})  [{r['conversation_id']}]")
+            typer.echo(f"{r.id}  flagged  {r.absorbed_name} → {r.survivor_name} "
+                       f"({r.kind}, confidence {r.confidence:.2f})  [{r.conversation_id}]")
 
 
 @app.command()

@@ -81,14 +81,14 @@ def build_server(memory: Memory, user_id: str) -> MCPServer:
     def inspect_entity(name: str) -> list[dict[str, Any]]:
         """An entity by name or alias: kind, aliases, properties and its strongest current
         edges with the user's words."""
-        return memory.entities(user_id, name)
+        return [e.model_dump(mode="json") for e in memory.entities(user_id, name)]
 
     @server.tool()
     @_tool_errors
     def flagged_merges(include_pending: bool = False) -> list[dict[str, Any]]:
         """Merges the reviewer was unsure of (0.70–0.90), to inspect; optionally also the
         candidate pairs waiting for review."""
-        return [{k: v for k, v in r.items() if k != "created_at"}
+        return [r.model_dump(mode="json", exclude={"created_at"})
                 for r in memory.merges(user_id, include_pending)]
 
     return server

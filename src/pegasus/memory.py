@@ -22,9 +22,13 @@ from pegasus.merge.review import Reviewer
 from pegasus.models import (
     CommitReport,
     DecayReport,
+    EntityView,
     ExtractionBatch,
+    MemoryEdge,
+    MergeRecord,
     Recall,
     Turn,
+    UndoResult,
     describe_validation_error,
 )
 from pegasus.recall.engine import Explained, RecallEngine, RecallParams
@@ -235,13 +239,13 @@ class Memory:
                                   next_at=next_at, max_attempts=max_attempts)
         return (rows[0]["status"], rows[0]["attempts"]) if rows else ("closed", 0)
 
-    def edges(self, user_id: str) -> list[dict[str, Any]]:
+    def edges(self, user_id: str) -> list[MemoryEdge]:
         """Every memory edge of a user, current or not, with its strength and state."""
         _check_id("user_id", user_id)
-        return self.store.query("read/user_edges", user_id=user_id)
+        return [MemoryEdge(**r) for r in self.store.query("read/user_edges", user_id=user_id)]
 
     def entities(self, user_id: str, name: str, limit: int = 25, at: datetime | None = None
-                 ) -> list[dict[str, Any]]:
+                 ) -> list[EntityView]:
         """Entities named `name` (or with it as an alias; case and spaces folded), each with
         its strongest edges current at `at` (now); NotFoundError when there is none."""
         from pegasus.text import fold
@@ -253,9 +257,7 @@ class Memory:
                                 limit=limit, now=aware(at))
         if not rows:
             raise NotFoundError(f"no entity named {name!r} in {user_id}'s memory")
-        for row in rows:
-            row["properties"] = dict(row["properties"])
-        return rows
+        return [EntityView(**{**row, "properties": dict(row["properties"])}) for row in rows]
 
     def remember(
         self,
@@ -294,17 +296,19 @@ class Memory:
         staging.clear()
         return report
 
-    def merges(self, user_id: str, include_pending: bool = False) -> list[dict[str, Any]]:
+    def merges(self, user_id: str, include_pending: bool = False) -> list[MergeRecord]:
         """Flagged merges to inspect (and pending review candidates when asked)."""
         _check_id("user_id", user_id)
         statuses = ["flagged", "pending"] if include_pending else ["flagged"]
-        return self.store.query("read/merge_records", user_id=user_id, statuses=statuses)
+        return [MergeRecord(**r) for r in self.store.query("read/merge_records", user_id=user_id,
+                                                            statuses=statuses)]
 
     def undo_merge(self, user_id: str, record_id: str, at: datetime | None = None
-                   ) -> dict[str, Any]:
+                   ) -> UndoResult:
         """Split a merge again: the survivor as it was, the absorbed entity and its edges back."""
         from pegasus.merge.undo import undo_in_tx
 
         _check_id("user_id", user_id)
         now = aware(at)
-        return self.store.write(lambda tx: undo_in_tx(tx, self.embedder, user_id, record_id, now))
+        return UndoResult(**self.store.write(
+            lambda tx: undo_in_tx(tx, self.embedder, user_id, record_id, now)))

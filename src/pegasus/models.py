@@ -292,3 +292,87 @@ class DecayReport(BaseModel):
     dormant_total: int = 0
     expired_now: int = 0
     batches: int = 0
+
+
+# --- what the facade's inspection methods return (the HTTP API and MCP reuse them) -------
+
+
+class MemoryEdge(BaseModel):
+    """One memory edge of a user, current or not, as `Memory.edges` lists it."""
+
+    id: str
+    source_id: str
+    source: str
+    relation: str
+    target_id: str
+    target: str
+    strength: float | None = None
+    strength_at_touch: float | None = None
+    touched_at: str | None = None  # ISO 8601, as stored
+    stability: str | None = None
+    cardinality: str | None = None
+    dormant: bool = False
+    superseded: bool = False
+    expired: bool = False
+    snippet: str | None = None
+    conversations: list[str] = Field(default_factory=list)
+
+    @field_validator("conversations", mode="before")
+    @classmethod
+    def _none_is_empty(cls, value: Any) -> Any:
+        return [] if value is None else value
+
+
+class EdgeLine(BaseModel):
+    """An edge shown with an entity: `source -[relation]-> target` and the user's words."""
+
+    source: str
+    relation: str
+    target: str
+    strength: float | None = None
+    snippet: str | None = None
+
+
+class EntityView(BaseModel):
+    """An entity found by name (`Memory.entities`), with its strongest current edges."""
+
+    id: str
+    name: str
+    kind: str
+    aliases: list[str]
+    confidence: float | None = None
+    provisional: bool
+    is_self: bool
+    conversations: list[str]
+    properties: dict[str, Any]
+    edges: list[EdgeLine]
+
+
+class MergeRecord(BaseModel):
+    """A merge to inspect (flagged) or a pair waiting for review (pending), `Memory.merges`."""
+
+    id: str
+    status: str
+    rule: str | None = None
+    confidence: float | None = None
+    kind: str | None = None
+    absorbed_name: str | None = None
+    survivor_name: str | None = None
+    survivor_id: str | None = None
+    candidate_names: list[str] | None = None
+    conversation_id: str | None = None
+    created_at: datetime | None = None
+
+    @field_validator("created_at", mode="before")
+    @classmethod
+    def _native(cls, value: Any) -> Any:
+        return value.to_native() if hasattr(value, "to_native") else value
+
+
+class UndoResult(BaseModel):
+    """What `Memory.undo_merge` split: the survivor and the restored entity."""
+
+    survivor: str
+    restored: str
+    restored_id: str
+    edges_moved: int

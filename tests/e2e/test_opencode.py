@@ -174,10 +174,10 @@ def test_opencode_with_the_plugin_recalls_records_and_remembers(
     # so the plugin closed it, and the server extracted it in the background.
     with Memory(settings) as memory:
         closed = wait_for(lambda: [
-            e for e in memory.edges(user_id) if e["target"] == "Maya"])
-        assert [(e["source"], e["relation"]) for e in closed] == [("User", "HAS_SISTER")]
+            e for e in memory.edges(user_id) if e.target == "Maya"])
+        assert [(e.source, e.relation) for e in closed] == [("User", "HAS_SISTER")]
         assert memory.idle_conversations(user_id, FAR) == []  # none is left open
-        session = next(c for c in closed[0]["conversations"] if c.startswith("opencode-"))
+        session = next(c for c in closed[0].conversations if c.startswith("opencode-"))
         assert wait_for(lambda: memory.conversation_state(user_id, session)["status"]
                         == "closed")
         state = memory.conversation_state(user_id, session)

@@ -313,7 +313,7 @@ def test_an_unusable_review_leaves_the_pair_pending_and_commits_the_rest(
                                             "relations": [rel("User", "EMAILED", "Sarah Kim")]})
         assert report.review_pending == [{"name": "Sarah Kim", "candidates": ["Sarah"]}]
         assert any("reviewer's answer was unusable" in n for n in report.notes)
-        assert [r["absorbed_name"] for r in mem.merges(user_id, include_pending=True)] == [
+        assert [r.absorbed_name for r in mem.merges(user_id, include_pending=True)] == [
             "Sarah Kim"]
     assert sorted(e["name"] for e in entities(raw_driver, user_id)) == [
         "Sarah", "Sarah Kim", "User"]

@@ -33,18 +33,18 @@ def test_flagged_merge_is_listed_and_undo_restores_both_nodes_and_edges(
         merged = node_state(raw_driver, user_id, "Sarah")
         assert merged["aliases"] == ["Sarah Kim", "SK"] and merged["p_city"] == "Oslo"
         [flag] = mem.merges(user_id)
-        assert flag["status"] == "flagged" and flag["absorbed_name"] == "Sarah Kim"
-        assert flag["confidence"] == 0.8
+        assert flag.status == "flagged" and flag.absorbed_name == "Sarah Kim"
+        assert flag.confidence == 0.8
 
         listed = subprocess.run([sys.executable, "-m", "pegasus", "review", "--user", user_id],
                                 env=neo4j_env, capture_output=True, text=True, timeout=120).stdout
-        assert flag["id"] in listed and "Sarah Kim → Sarah" in listed
+        assert flag.id in listed and "Sarah Kim → Sarah" in listed
 
-        result = mem.undo_merge(user_id, flag["id"])
-        assert result["edges_moved"] == 2
+        result = mem.undo_merge(user_id, flag.id)
+        assert result.edges_moved == 2
         assert mem.merges(user_id) == []
         with pytest.raises(PegasusError, match="undone"):
-            mem.undo_merge(user_id, flag["id"])
+            mem.undo_merge(user_id, flag.id)
         with pytest.raises(NotFoundError):
             mem.undo_merge(user_id, "no-such-record")
 

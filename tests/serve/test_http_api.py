@@ -61,7 +61,7 @@ def test_commit_recall_close_consolidate_round_trip(api):
     decay = client.post("/v1/memory/consolidate", headers=auth(KEY_A),
                         json={"at": "2026-04-01T00:00:00Z"}).json()
     assert decay["edges"] == 2  # this user's edges only
-    strengths = {e["relation"]: e["strength"] for e in memory.edges(alice)}
+    strengths = {e.relation: e.strength for e in memory.edges(alice)}
     assert 0 < strengths["WORKS_AT"] < 100
 
 
@@ -200,3 +200,15 @@ def test_closing_a_conversation_with_a_blank_id_is_refused(api):
     answer = client.post("/v1/conversations/%20/close", headers=auth(KEY_A))
     assert answer.status_code == 422
     assert answer.json()["error"]["message"].startswith("path.conversation_id: ")
+
+
+
+def test_the_api_reuses_the_facade_models(committed):
+    """The HTTP shapes are the facade's own (pegasus.models), not copies of them."""
+    from pegasus import models
+
+    client = committed[0]
+    schemas = client.get("/openapi.json").json()["components"]["schemas"]
+    for model in (models.EntityView, models.EdgeLine, models.MergeRecord):
+        assert set(schemas[model.__name__]["properties"]) == set(model.model_fields)
+    assert not {"EdgeOut", "EntityOut", "MergeOut"} & set(schemas)

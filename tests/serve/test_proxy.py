@@ -243,8 +243,8 @@ def test_close_extracts_the_transcript_and_reinforces_what_was_shown(settings, t
         assert state["status"] == "closed"
         log = memory.store.query("read/read_log", user_id=alice, conversation_id="to-close")[0]
         assert log["pending"] == [] and log["applied"], "the shown edges were reinforced"
-        boss = [e for e in memory.edges(alice) if e["relation"] == "HAS_BOSS"]
-        assert len(boss) == 1 and "to-close" in boss[0]["conversations"]
+        boss = [e for e in memory.edges(alice) if e.relation == "HAS_BOSS"]
+        assert len(boss) == 1 and "to-close" in boss[0].conversations
         # A new turn after the close starts a continuation instead of reopening it.
         raw = client(KEY_A).chat.completions.with_raw_response.create(
             model="stub-model", messages=[{"role": "user", "content": "one more thing"}],

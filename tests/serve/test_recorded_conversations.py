@@ -76,7 +76,7 @@ def test_turns_are_recorded_once_each_and_a_closed_conversation_continues(settin
         assert (accepted.status_code, accepted.json()) == (
             202, {"conversation_id": "s1", "status": "closing"})
         assert wait_for(lambda: state(memory, alice, "s1")["status"] == "closed")
-        assert [(e["source"], e["relation"], e["target"]) for e in memory.edges(alice)] == [
+        assert [(e.source, e.relation, e.target) for e in memory.edges(alice)] == [
             ("User", "HAS_SISTER", "Maya")]
         assert post(url, "/v1/conversations/s1/close").json()["status"] == "closed"
 
@@ -105,7 +105,7 @@ def test_a_failed_close_is_retried_with_backoff_then_succeeds(settings, alice):
         assert wait_for(lambda: state(memory, alice, "s2")["status"] == "closed")
         closed = state(memory, alice, "s2")
         assert closed["close_attempts"] == 2 and closed["committed"]
-        assert [e["relation"] for e in memory.edges(alice)] == ["HAS_SISTER"]
+        assert [e.relation for e in memory.edges(alice)] == ["HAS_SISTER"]
     memory.close()
 
 
@@ -134,5 +134,5 @@ def test_a_close_accepted_before_a_restart_is_finished_by_the_next_server(settin
     memory, app = server(settings, alice, llm=scripted_model(*EXTRACTION))
     with serving(app):  # the start-up sweep finds it
         assert wait_for(lambda: state(memory, alice, "s4")["status"] == "closed")
-        assert [e["relation"] for e in memory.edges(alice)] == ["HAS_SISTER"]
+        assert [e.relation for e in memory.edges(alice)] == ["HAS_SISTER"]
     memory.close()

@@ -69,8 +69,8 @@ class ReviewRequest:
 
 
 @dataclass
-class MergeRecord:
-    """One `:MergeRecord` to write: a merge (undoable) or a pair pending review."""
+class MergeRecordPlan:
+    """One `:MergeRecordPlan` to write: a merge (undoable) or a pair pending review."""
 
     id: str
     props: dict[str, Any]
@@ -87,7 +87,7 @@ class Resolution:
     created: dict[str, StoredEntity]
     updated: dict[str, StoredEntity]
     relations: list[ResolvedRelation]
-    merge_records: list[MergeRecord]
+    merge_records: list[MergeRecordPlan]
     report: CommitReport
     conversation: ConversationIn
     requests: list[ReviewRequest]  # not empty: unfinished, ask these and resolve again
@@ -116,7 +116,7 @@ class CommitPlan:
     create_entities: list[StoredEntity]
     update_entities: list[StoredEntity]
     edges: EdgePlan
-    merge_records: list[MergeRecord]
+    merge_records: list[MergeRecordPlan]
     key_labels: set[str]  # relation labels in current use, whose keys are kept
     conversation: ConversationIn
     report: CommitReport
@@ -126,7 +126,7 @@ class CommitPlan:
         return [e for e in self.create_entities if e.provisional]
 
     @property
-    def pending_reviews(self) -> list[MergeRecord]:
+    def pending_reviews(self) -> list[MergeRecordPlan]:
         return [r for r in self.merge_records if r.props["status"] == "pending"]
 
     @property
@@ -155,7 +155,7 @@ class _Resolver:
         self.created: dict[str, StoredEntity] = {}
         self.updated: dict[str, StoredEntity] = {}
         self.names: dict[str, str] = {}  # folded surface form in this batch → entity id
-        self.merge_records: list[MergeRecord] = []
+        self.merge_records: list[MergeRecordPlan] = []
         self.requests: list[ReviewRequest] = []
         self.report = CommitReport(user_id=snapshot.user_id,
                                    conversation_id=snapshot.conversation_id)
@@ -200,7 +200,7 @@ class _Resolver:
 
     def _record(self, proposed: CleanEntity, target: StoredEntity, rule: str,
                 confidence: float | None, status: str, before: StoredEntity | None) -> None:
-        self.merge_records.append(MergeRecord(
+        self.merge_records.append(MergeRecordPlan(
             id=str(uuid.uuid4()), forms=[proposed.name, *proposed.aliases], props={
                 "status": status, "rule": rule, "confidence": confidence,
                 "survivor_id": target.id, "survivor_name": target.name,
@@ -299,7 +299,7 @@ class _Resolver:
         entity = self._new(proposed)
         self.report.review_pending.append(
             {"name": proposed.name, "candidates": [c.name for c in candidates]})
-        self.merge_records.append(MergeRecord(id=str(uuid.uuid4()), props={
+        self.merge_records.append(MergeRecordPlan(id=str(uuid.uuid4()), props={
             "status": "pending", "rule": "review", "absorbed_name": proposed.name,
             "kind": proposed.kind, "survivor_id": entity.id,
             "candidate_ids": [c.id for c in candidates],
@@ -396,7 +396,7 @@ def plan_commit(resolution: Resolution, stored_edges: list[StoredEdge], settings
             if edge_id in created_edges
             and (fold(item.relation.source) in forms or fold(item.relation.target) in forms)
         ]}
-        records.append(MergeRecord(record.id, props, record.forms))
+        records.append(MergeRecordPlan(record.id, props, record.forms))
     name_of = {e.id: e.name for e in resolution.pool}
 
     def lines(triples: list[tuple[str, str, str]]) -> list[str]:

@@ -37,7 +37,9 @@ from pegasus.memory import Memory
 from pegasus.models import (
     CommitReport,
     DecayReport,
+    EntityView,
     ExtractionBatch,
+    MergeRecord,
     Turn,
     describe_validation_error,
 )
@@ -131,38 +133,6 @@ class CloseResponse(BaseModel):
 
 class ConsolidateRequest(BaseModel):
     at: datetime | None = None
-
-
-class EdgeOut(BaseModel):
-    source: str
-    relation: str
-    target: str
-    strength: float | None
-    snippet: str | None
-
-
-class EntityOut(BaseModel):
-    id: str
-    name: str
-    kind: str
-    aliases: list[str]
-    confidence: float | None
-    provisional: bool
-    is_self: bool
-    conversations: list[str]
-    properties: dict[str, Any]
-    edges: list[EdgeOut]
-
-
-class MergeOut(BaseModel):
-    id: str
-    status: str
-    kind: str | None = None
-    absorbed_name: str | None = None
-    survivor_name: str | None = None
-    candidate_names: list[str] | None = None
-    confidence: float | None = None
-    conversation_id: str | None = None
 
 
 # --- the application -----------------------------------------------------------------------
@@ -313,15 +283,15 @@ def _memory_routes(app: FastAPI) -> None:
                           ) -> DecayReport:
         return await run_in_threadpool(mem(request).consolidate, body.at, user)
 
-    @app.get("/v1/memory/entities/{name}", response_model=list[EntityOut],
+    @app.get("/v1/memory/entities/{name}", response_model=list[EntityView],
              responses=error_responses(400, 401, 404, 422, 503), tags=["memory"],
              summary="An entity by name or alias, with its strongest current edges")
     async def entity(name: Annotated[str, Path(min_length=1, max_length=500)], user: User,
-                     request: Request) -> list[dict[str, Any]]:
+                     request: Request) -> list[EntityView]:
         return await run_in_threadpool(mem(request).entities, user, name)
 
-    @app.get("/v1/memory/merges", response_model=list[MergeOut], responses=MEMORY_ERRORS,
+    @app.get("/v1/memory/merges", response_model=list[MergeRecord], responses=MEMORY_ERRORS,
              tags=["memory"], summary="Flagged merges to inspect (and pending candidates)")
     async def merges(user: User, request: Request, pending: bool = False
-                     ) -> list[dict[str, Any]]:
+                     ) -> list[MergeRecord]:
         return await run_in_threadpool(mem(request).merges, user, pending)
