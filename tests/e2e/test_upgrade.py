@@ -38,7 +38,8 @@ def _settings(state, **extra) -> Settings:
 
 
 def _write_as_5_26(settings: Settings, user: str) -> None:
-    """V0001-V0005 and one commit, then the keys put back in the 5.26-era format."""
+    """V0001-V0005 and one commit, then the keys and snippets put back in the 5.26-era format
+    (raw embeddings, no centred vector; snippets that name their source only)."""
     store = Store(settings)
     try:
         store._run_schema("bootstrap", cypher.split_statements(
@@ -63,6 +64,7 @@ def _write_as_5_26(settings: Settings, user: str) -> None:
         mean = np.mean([r["embedding"] for r in raw], axis=0).tolist()
         driver.execute_query("MATCH (p:Partition {user_id: $u}) SET p.key_mean = $m",
                              u=user, m=mean)
+        driver.execute_query("MATCH (s:Snippet {user_id: $u}) REMOVE s.target_id", u=user)
 
 
 @pytest.mark.timeout(900)
@@ -85,16 +87,22 @@ def test_a_5_26_store_upgrades_to_2026_and_recalls():
         settings = _settings(state)
         with Memory(settings) as mem:
             assert mem.store.server_info()["version"] == Settings().neo4j_version
-            assert mem.migrate() == ["V0006__key_index_per_user.cypher"]
+            assert mem.migrate() == ["V0006__key_index_per_user.cypher",
+                                     "V0007__snippet_targets.cypher"]
             with GraphDatabase.driver(state.bolt_uri, auth=(state.user, state.password)) as d:
                 centred = d.execute_query(
                     "MATCH (k:Key {user_id: $u}) RETURN count(k) AS n, "
                     "count(k.centred) AS c, collect(DISTINCT k.centre_id) AS ids",
                     u=user).records[0]
                 names = [r["name"] for r in d.execute_query("SHOW INDEXES").records]
+                targets = d.execute_query(
+                    "MATCH (s:Snippet {user_id: $u}) MATCH (a:Entity {id: s.source_id})-[r]->(b) "
+                    "WHERE r.id = s.id RETURN count(s) AS n, count(CASE WHEN s.target_id = b.id "
+                    "THEN 1 END) AS named", u=user).records[0]
             assert centred["n"] == centred["c"] == 5  # Bill, Sarah, Acme, two relations
             assert centred["ids"] == [mem.embedder.centre()[1]]
             assert "key_centred" in names and "key_embedding" not in names
+            assert targets["n"] == targets["named"] > 0  # V0007 named each snippet's target
             recall = mem.recall(user, "what did my boss Sarah say?", at=T0)
             assert "my boss Sarah moved the deadline" in recall.context
             exact = mem.recall_engine.seeds(user, ["sarah"], 0.30, exact=True)
