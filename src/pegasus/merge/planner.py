@@ -99,9 +99,13 @@ class Resolution:
         return [{"source_id": s, "label": label} for s, label in pairs]
 
     @property
+    def updated_only(self) -> list[StoredEntity]:
+        """Stored entities this batch changed (not those it created)."""
+        return [e for i, e in self.updated.items() if i not in self.created]
+
+    @property
     def touched(self) -> list[StoredEntity]:
-        return [*self.created.values(),
-                *(e for i, e in self.updated.items() if i not in self.created)]
+        return [*self.created.values(), *self.updated_only]
 
 
 @dataclass
@@ -411,7 +415,7 @@ def plan_commit(resolution: Resolution, stored_edges: list[StoredEdge], settings
         user_id=snap.user_id, conversation_id=snap.conversation_id, at=snap.at,
         batch_hash=batch_hash, self_id=resolution.self_id,
         create_entities=list(resolution.created.values()),
-        update_entities=[e for i, e in resolution.updated.items() if i not in resolution.created],
+        update_entities=resolution.updated_only,
         edges=edges, merge_records=records,
         key_labels={r.relation.label for r in resolution.relations
                     if r.relation.status == "current"},
