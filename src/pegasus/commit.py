@@ -103,8 +103,8 @@ def _ask(tx: ManagedTransaction, job: CommitJob, request: ReviewRequest) -> Revi
             f"{r['source']} -[{r['label']}]-> {r['target']}"
             for r in run(tx, "read/entity_neighbourhood", user_id=job.user_id,
                          entity_id=c.id, limit=12, now=job.at)
-        ] if not token.startswith("new:") else [])
-        for c, token in zip(request.candidates, request.tokens, strict=True)
+        ] if stored else [])
+        for c, stored in zip(request.candidates, request.in_graph, strict=True)
     ]
     try:
         return request.answer(job.reviewer.review(request.proposed, contexts,

@@ -40,6 +40,7 @@ SELF_DEFAULT_NAME = "User"
 # batch has no stable id between passes, so it is named by its folded name instead.
 ReviewKey = tuple[str, tuple[str, ...]]
 ReviewAnswer = dict[str, float] | ExtractionError  # confidence per candidate token
+NEW_TOKEN = "new:"
 
 
 @dataclass
@@ -61,6 +62,11 @@ class ReviewRequest:
     proposed: CleanEntity
     candidates: list[StoredEntity]
     tokens: list[str]  # per candidate: its id, or "new:<name>" for one made in this batch
+
+    @property
+    def in_graph(self) -> list[bool]:
+        """Per candidate: stored (True), or made earlier in this batch (no neighbourhood yet)."""
+        return [not t.startswith(NEW_TOKEN) for t in self.tokens]
 
     def answer(self, scores_by_id: Mapping[str, float]) -> dict[str, float]:
         """The reviewer's scores (by candidate id) as the planner looks them up (by token)."""
@@ -215,7 +221,8 @@ class _Resolver:
             }))
 
     def _request(self, proposed: CleanEntity, candidates: list[StoredEntity]) -> ReviewRequest:
-        tokens = [f"new:{fold(c.name)}" if c.id in self.created else c.id for c in candidates]
+        tokens = [f"{NEW_TOKEN}{fold(c.name)}" if c.id in self.created else c.id
+                  for c in candidates]
         return ReviewRequest((fold(proposed.name), tuple(sorted(tokens))), proposed,
                              candidates, tokens)
 
