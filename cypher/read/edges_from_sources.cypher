@@ -1,7 +1,9 @@
-// The user's stored edges for the (source, label) pairs a commit touches.
+// The user's stored edges for the (source, label) pairs a commit touches. The type is matched
+// dynamically (`[r:$(label)]`), so a source with many edges (the self node) is expanded by that
+// one type only, not read whole and filtered.
 UNWIND $pairs AS pair
-MATCH (s:Entity {user_id: $user_id, id: pair.source_id})-[r]->(t:Entity {user_id: $user_id})
-WHERE type(r) = pair.label AND r.user_id = $user_id
+MATCH (s:Entity {user_id: $user_id, id: pair.source_id})-[r:$(pair.label)]->(t:Entity {user_id: $user_id})
+WHERE r.user_id = $user_id
 RETURN r.id AS id, s.id AS source_id, type(r) AS label, t.id AS target_id,
        r.superseded_at IS NOT NULL AS superseded, r.cardinality AS cardinality,
        r.confidence AS confidence

@@ -25,6 +25,7 @@ from pegasus.extract.clean import clean_batch, user_text
 from pegasus.merge.plan import StoredEdge
 from pegasus.merge.planner import (
     CommitPlan,
+    Resolution,
     ReviewAnswer,
     ReviewKey,
     ReviewRequest,
@@ -34,6 +35,7 @@ from pegasus.merge.planner import (
 )
 from pegasus.merge.review import CandidateContext, Reviewer
 from pegasus.merge.rules import StoredEntity
+from pegasus.merge.snapshots import Advance, Snapshots
 from pegasus.models import CommitReport, ExtractionBatch
 from pegasus.settings import Settings
 from pegasus.snippets import write_snippets
@@ -62,6 +64,9 @@ class CommitJob:
     transcript: Any = None
     reviewer: Reviewer | None = None
     review_cache: dict[ReviewKey, ReviewAnswer] = field(default_factory=dict)
+    snapshots: Snapshots = field(default_factory=lambda: Snapshots(0))
+    # Set by the write phase: what to fold into `snapshots` once the transaction committed.
+    advance: Advance | None = None
     # "review": a read-only pass that asks the reviewer and embeds, outside any write
     # transaction; "write": the transaction itself, which never calls the LLM (design §6).
     phase: Literal["review", "write"] = "write"
@@ -71,18 +76,35 @@ class ReviewNeeded(Exception):  # noqa: N818 - a signal, not an error
     """The write found a pair the review pass did not ask about (the partition moved)."""
 
 
-def stored_entities(tx: ManagedTransaction, user_id: str) -> list[StoredEntity]:
-    """The user's entities as merge sees them."""
-    rows = run(tx, "read/partition_entities", user_id=user_id)
-    return [
-        StoredEntity(
-            id=r["id"], name=r["name"], kind=r["kind"], aliases=list(r["aliases"]),
-            is_self=r["is_self"], confidence=r["confidence"] or 0.0,
-            provisional=r["provisional"], properties=dict(r["properties"]),
-            conversations=list(r["conversations"]),
-        )
-        for r in rows
-    ]
+def _entity(r: dict[str, Any]) -> StoredEntity:
+    return StoredEntity(
+        id=r["id"], name=r["name"], kind=r["kind"], aliases=list(r["aliases"]),
+        is_self=r["is_self"], confidence=r["confidence"] or 0.0,
+        provisional=r["provisional"], properties=dict(r["properties"]),
+        conversations=list(r["conversations"]),
+    )
+
+
+def stored_entities(tx: ManagedTransaction, user_id: str,
+                    ids: list[str] | None = None) -> list[StoredEntity]:
+    """The user's entities as merge sees them: all, oldest first, or those with these ids."""
+    return [_entity(r) for r in run(tx, "read/partition_entities", user_id=user_id, ids=ids)]
+
+
+def _partition(tx: ManagedTransaction, user_id: str
+               ) -> tuple[list[StoredEntity], datetime | None]:
+    """All of the user's entities, and when the newest was made (for `Snapshots`)."""
+    rows = run(tx, "read/partition_entities", user_id=user_id, ids=None)
+    made = [r["created_at"].to_native() for r in rows if r["created_at"] is not None]
+    return [_entity(r) for r in rows], max(made, default=None)
+
+
+def entity_key_id(entity_id: str, text: str) -> str:
+    return f"e:{entity_id}:{fold(text)}"
+
+
+def relation_key_id(label: str) -> str:
+    return f"r:{label}"
 
 
 def entity_row(entity: StoredEntity) -> dict[str, Any]:
@@ -119,10 +141,11 @@ def commit_in_tx(tx: ManagedTransaction, job: CommitJob) -> CommitReport:
     transaction, asking the reviewer and embedding, and stops before any write."""
     settings, user_id = job.settings, job.user_id
     if job.phase == "write":
-        self_id = run(tx, "write/lock_partition", user_id=user_id, now=job.at)[0]["self_id"]
+        partition = run(tx, "write/lock_partition", user_id=user_id, now=job.at)
     else:
         partition = run(tx, "read/partition_state", user_id=user_id)
-        self_id = partition[0]["self_id"] if partition else None
+    self_id = partition[0]["self_id"] if partition else None
+    token = (partition[0]["epoch"], partition[0]["version"]) if partition else None
     digest = batch_hash(job.batch, job.transcript)
     state = run(tx, "read/conversation_state", user_id=user_id,
                 conversation_id=job.conversation_id)[0]
@@ -135,23 +158,34 @@ def commit_in_tx(tx: ManagedTransaction, job: CommitJob) -> CommitReport:
             "commit new material under a new conversation id"
         )
 
-    snapshot = Snapshot(user_id, job.conversation_id, job.at, self_id,
-                        stored_entities(tx, user_id))
-    stored_forms = {form for e in snapshot.entities for form in e.forms()}
-    clean = clean_batch(
-        job.batch, known=lambda name: fold(name) in stored_forms, transcript=job.transcript,
-        provisional_confidence=settings.provisional_confidence,
-        max_entities=settings.max_batch_entities, max_relations=settings.max_batch_relations,
-    )
     reviewing = job.reviewer is not None
-    resolution = resolve(snapshot, clean, settings, job.review_cache, reviewing)
+
+    def planned() -> Resolution:
+        with job.snapshots.use(user_id, token, lambda: _partition(tx, user_id)) as entities:
+            snapshot = Snapshot(user_id, job.conversation_id, job.at, self_id, entities)
+            clean = clean_batch(
+                job.batch, known=lambda name: bool(entities.with_form(fold(name))),
+                transcript=job.transcript, provisional_confidence=settings.provisional_confidence,
+                max_entities=settings.max_batch_entities,
+                max_relations=settings.max_batch_relations,
+            )
+            return resolve(snapshot, clean, settings, job.review_cache, reviewing)
+
+    resolution = planned()
     # Each answer may change later decisions in the batch: resolve again until none is missing.
     while resolution.requests:
         if job.phase == "write":
             raise ReviewNeeded(resolution.requests[0].proposed.name)
         for request in resolution.requests:
             job.review_cache[request.key] = _ask(tx, job, request)
-        resolution = resolve(snapshot, clean, settings, job.review_cache, reviewing)
+        resolution = planned()
+    if job.phase == "review":
+        # Warm the embedder's cache, so the write transaction does not wait for the model.
+        job.embedder.embed(list(dict.fromkeys(
+            [fold(f) for e in resolution.touched for f in [e.name, *e.aliases]]
+            + [label_phrase(r.relation.label) for r in resolution.relations]
+            + [r.relation.snippet for r in resolution.relations])))
+        return resolution.report
 
     pairs = resolution.source_label_pairs
     stored_edges = [
@@ -160,20 +194,16 @@ def commit_in_tx(tx: ManagedTransaction, job: CommitJob) -> CommitReport:
         for r in (run(tx, "read/edges_from_sources", user_id=user_id, pairs=pairs) if pairs else [])
     ]
     plan = plan_commit(resolution, stored_edges, settings, digest)
-    if job.phase == "review":
-        # Warm the embedder's cache, so the write transaction does not wait for the model.
-        job.embedder.embed(list(dict.fromkeys(
-            [fold(f) for e in resolution.touched for f in [e.name, *e.aliases]]
-            + [label_phrase(r.relation.label) for r in resolution.relations]
-            + [r.relation.snippet for r in resolution.relations])))
-        return plan.report
-    write_plan(tx, job.embedder, settings, plan)
+    version = write_plan(tx, job.embedder, settings, plan)
+    job.advance = Advance(user_id, token, (token[0], version) if token else None,
+                          resolution.pool, job.at)
     return plan.report
 
 
 def write_plan(tx: ManagedTransaction, embedder: Embedder, settings: Settings,
-               plan: CommitPlan) -> None:
-    """Write one commit's plan; the caller's transaction makes it all or nothing."""
+               plan: CommitPlan) -> int:
+    """Write one commit's plan; the caller's transaction makes it all or nothing. Returns the
+    partition's new version."""
     user_id, now = plan.user_id, plan.at
     if plan.create_entities:
         run(tx, "write/create_entities", user_id=user_id, now=now,
@@ -208,8 +238,18 @@ def write_plan(tx: ManagedTransaction, embedder: Embedder, settings: Settings,
         tags=conversation.tags, batch_hash=plan.batch_hash, entity_ids=plan.mentioned)
     write_keys(tx, embedder, user_id, now, [*plan.create_entities, *plan.update_entities],
                plan.key_labels)
-    run(tx, "write/drop_stale_keys", user_id=user_id)
-    run(tx, "write/partition_stats", user_id=user_id, now=now, self_id=plan.self_id)
+    drop_stale_keys(tx, user_id, plan.lost_forms, plan.lost_labels)
+    return run(tx, "write/partition_stats", user_id=user_id, now=now,
+               self_id=plan.self_id)[0]["version"]
+
+
+def drop_stale_keys(tx: ManagedTransaction, user_id: str, lost_forms: dict[str, list[str]],
+                    lost_labels: set[str]) -> None:
+    """Drop the keys of forms entities lost and of labels no current edge has (design §2)."""
+    key_ids = [entity_key_id(entity_id, form) for entity_id, forms in lost_forms.items()
+               for form in forms] + [relation_key_id(label) for label in sorted(lost_labels)]
+    if key_ids:
+        run(tx, "write/drop_stale_keys", user_id=user_id, key_ids=key_ids)
 
 
 def reinforce(tx: ManagedTransaction, settings: Settings, user_id: str,
@@ -228,16 +268,16 @@ def write_keys(tx: ManagedTransaction, embedder: Embedder, user_id: str, now: da
     wanted: dict[str, dict[str, Any]] = {}
     for entity in entities:
         for text in [entity.name, *entity.aliases]:
-            key_id = f"e:{entity.id}:{fold(text)}"
+            key_id = entity_key_id(entity.id, text)
             wanted[key_id] = {"id": key_id, "text": text, "kind": "entity",
                               "entity_id": entity.id, "label": None, "phrase": fold(text)}
     for label in labels:
-        key_id = f"r:{label}"
+        key_id = relation_key_id(label)
         wanted[key_id] = {"id": key_id, "text": label, "kind": "relation", "entity_id": None,
                           "label": label, "phrase": label_phrase(label)}
     if not wanted:
         return
-    existing = {r["id"] for r in run(tx, "read/key_ids", user_id=user_id)}
+    existing = {r["id"] for r in run(tx, "read/key_ids", user_id=user_id, ids=list(wanted))}
     fresh = [row for key_id, row in wanted.items() if key_id not in existing]
     vectors = embedder.embed([row["phrase"] for row in fresh])
     mean, centre_id = embedder.centre()

@@ -19,6 +19,7 @@ from pegasus.embed import Embedder
 from pegasus.errors import InvalidBatchError, NotFoundError, PegasusError
 from pegasus.lifecycle import close_in_tx, consolidate, scheduled_consolidate
 from pegasus.merge.review import Reviewer
+from pegasus.merge.snapshots import Snapshots
 from pegasus.models import (
     CommitReport,
     DecayReport,
@@ -58,6 +59,7 @@ class Memory:
     ) -> None:
         self.settings = settings or Settings()
         self.store = Store(self.settings, driver)
+        self.snapshots = Snapshots(self.settings.snapshot_users)
         self._llm = llm
         if reviewer is None and (llm is not None or self.settings.llm_model):
             from pegasus.merge.llm_review import LLMReviewer
@@ -127,7 +129,7 @@ class Memory:
         job = CommitJob(
             settings=self.settings, embedder=self.embedder, user_id=user_id,
             conversation_id=conversation_id, batch=batch, at=aware(at), transcript=transcript,
-            reviewer=self.reviewer,
+            reviewer=self.reviewer, snapshots=self.snapshots,
         )
         # Resolve and review first, outside the write transaction (the LLM may take minutes);
         # the transaction then resolves again under the partition lock with the cached answers.
@@ -137,12 +139,16 @@ class Memory:
             reviewed = self.store.read(lambda tx: commit_in_tx(tx, job))
             if reviewed.skipped:
                 return reviewed
-            job.phase = "write"
+            job.phase, job.advance = "write", None
             try:
-                return self.store.write(lambda tx: commit_in_tx(tx, job))
+                report = self.store.write(lambda tx: commit_in_tx(tx, job))
             except ReviewNeeded as exc:
                 log.info("partition of %s moved during review (%s); reviewing again", user_id,
                          exc)
+                continue
+            if job.advance is not None:  # written: the kept partition moves with it
+                self.snapshots.advance(job.advance)
+            return report
         raise PegasusError(f"the memory of {user_id!r} kept changing while this commit's merges "
                            "were reviewed; nothing was written, try again")
 

@@ -83,6 +83,9 @@ class Settings(BaseSettings):
     )
     provisional_confidence: float = 0.3
     fuzzy_similarity: float = 0.80
+    # A process keeps the indexed entities of this many recently committed users, so a commit
+    # does not read the whole partition again (design §5, "Snapshots"); 0 keeps none.
+    snapshot_users: int = Field(default=16, ge=0)
     review_merge_silent: float = 0.90
     review_merge_flagged: float = 0.70
     decay_batch_size: int = 10_000

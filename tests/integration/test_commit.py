@@ -348,3 +348,48 @@ def test_an_ended_relation_with_an_unknown_end_leaves_no_orphan(settings, raw_dr
                                                   "nothing to end"]
     assert report.provisional == []
     assert "Initech" not in {e["name"] for e in entities(raw_driver, user_id)}
+
+
+def test_a_kept_partition_is_reused_and_read_again_when_another_writer_moved_it(
+        settings, raw_driver, user_id):
+    """Commits of one process reuse the partition they planned against (design §5,
+    "Snapshots"); a write by another process, or an undo, makes the next commit read it again.
+    The graph is the same as with nothing kept."""
+    batches = [
+        {"entities": [{"name": "Sarah Kim", "kind": "PERSON"}],
+         "relations": [rel("User", "HAS_BOSS", "Sarah Kim")]},
+        {"entities": [{"name": "Sarah", "kind": "PERSON", "aliases": ["SK"]}],
+         "relations": [rel("User", "CLIMBS_WITH", "Sarah")]},  # nominates Sarah Kim: pending
+        {"entities": [{"name": "Bill", "kind": "PERSON", "is_user": True}],
+         "relations": [rel("User", "LIKES", "Jazz")]},  # renames the self node: kept pool dropped
+        {"relations": [rel("SK", "LIVES_IN", "Oslo")]},
+    ]
+
+    def graph(user):
+        return (sorted((e["name"], tuple(e.get("aliases") or ()), e["kind"])
+                       for e in entities(raw_driver, user)),
+                sorted((a, t, b) for a, t, b, _ in edges(raw_driver, user)))
+
+    with Memory(settings) as mem, Memory(settings) as other:
+        mem.commit(user_id, "c0", batches[0], at=T0)
+        reads = mem.snapshots.reads  # the first commit made the partition: read under the lock
+        mem.commit(user_id, "c1", batches[1], at=T0 + timedelta(hours=1))
+        assert mem.snapshots.reads == reads, "the second commit planned against the kept pool"
+        other.commit(user_id, "x", {"relations": [rel("User", "READS", "Dune")]},
+                     at=T0 + timedelta(hours=2))
+        mem.commit(user_id, "c2", batches[2], at=T0 + timedelta(hours=3))
+        assert mem.snapshots.reads == reads + 1, "another writer moved the partition: read again"
+        mem.commit(user_id, "c3", batches[3], at=T0 + timedelta(hours=4))
+        assert mem.snapshots.reads == reads + 2, "a renamed entity drops the kept pool"
+        kept = graph(user_id)
+    twin = user_id + "-twin"
+    with Memory(settings.model_copy(update={"snapshot_users": 0})) as fresh:
+        for i, batch in enumerate(batches[:2]):
+            fresh.commit(twin, f"c{i}", batch, at=T0 + timedelta(hours=i))
+        fresh.commit(twin, "x", {"relations": [rel("User", "READS", "Dune")]},
+                     at=T0 + timedelta(hours=2))
+        for i, batch in enumerate(batches[2:], start=2):
+            fresh.commit(twin, f"c{i}", batch, at=T0 + timedelta(hours=i + 1))
+        assert fresh.snapshots.reads == 2 * 5, "nothing kept: each phase of each commit reads"
+    assert graph(twin) == kept
+    assert ("Bill", "LIVES_IN", "Oslo") not in kept[1] and ("Sarah", "LIVES_IN", "Oslo") in kept[1]

@@ -97,3 +97,51 @@ def test_a_new_entity_is_found_in_the_order_it_was_added():
                                   properties={}, confidence=0.9), pool, S.fuzzy_similarity)
     assert found.rule == "exact"
     assert [s.id for s in found.matches] == ["b", "a"]
+
+
+def _batch_edits(layer: Pool) -> None:
+    """The same changes a resolution makes: an alias, a kind, a rename, a new entity."""
+    sarah = layer.edit("s")
+    sarah.aliases.append("SK")
+    layer.update(sarah)
+    acme = layer.edit("a")
+    acme.kind, acme.name = "ORG", "Acme Labs"
+    layer.update(acme)
+    layer.add(StoredEntity("n", "Sara Kim", "PERSON"))
+
+
+def _stored() -> list[StoredEntity]:
+    return [StoredEntity("s", "Sarah Kim", "PERSON", aliases=["Sarah"]),
+            StoredEntity("a", "Acme", "OTHER", provisional=True),
+            StoredEntity("b", "Bill Smith", "PERSON"), StoredEntity("m", "Sarah Kin", "PERSON")]
+
+
+@given(proposals)
+@example(CleanEntity(name="SK", kind="PERSON", aliases=[], properties={}, confidence=0.9))
+def test_an_overlay_answers_as_a_pool_of_the_changed_entities_and_leaves_its_base(proposed):
+    base = Pool(_stored())
+    overlay = Pool(over=base)
+    _batch_edits(overlay)
+    flat = Pool(_stored())
+    _batch_edits(flat)
+    for name in ["Sarah Kim", "SK", "Sara Kim", "Acme Labs", "Acme", "Bill", proposed.name]:
+        probe = proposed.model_copy(update={"name": name})
+        assert ids(match(probe, overlay, S.fuzzy_similarity)) == ids(
+            match(probe, flat, S.fuzzy_similarity)), name
+    assert [(e.id, e.name) for e in overlay] == [(e.id, e.name) for e in flat]
+    assert [(e.id, e.name, e.aliases, e.kind) for e in base] == [
+        (e.id, e.name, e.aliases, e.kind) for e in _stored()], "the base is never changed"
+
+
+def test_applying_an_overlay_makes_its_base_equal_to_the_flat_pool():
+    base = Pool(_stored())
+    overlay = Pool(over=base)
+    _batch_edits(overlay)
+    base.apply(overlay)
+    flat = Pool(_stored())
+    _batch_edits(flat)
+    assert [(e.id, e.name, e.aliases, e.kind) for e in base] == [
+        (e.id, e.name, e.aliases, e.kind) for e in flat]
+    probe = CleanEntity(name="SK", kind="PERSON", aliases=[], properties={}, confidence=0.9)
+    assert ids(match(probe, base, S.fuzzy_similarity)) == ("alias", ["s"], [])
+    assert base.get("n") is not overlay.get("n"), "the base holds its own copies"

@@ -54,7 +54,7 @@ def test_first_batch_makes_the_self_node_the_entities_and_edges():
 
 def test_an_alias_merges_into_the_stored_node_with_an_undoable_record():
     snap = snapshot(ME, SARAH, self_id="me")
-    before = copy.deepcopy(snap.entities)
+    before = copy.deepcopy(list(snap.entities))
     out = plan(snap, clean([{"name": "Sarah", "kind": "PERSON", "aliases": ["SK"]}],
                            [rel("User", "HAS_BOSS", "Sarah")]))
     assert out.create_entities == []
@@ -65,7 +65,7 @@ def test_an_alias_merges_into_the_stored_node_with_an_undoable_record():
     [record] = out.merge_records
     assert record.props["status"] == "merged" and record.props["survivor_id"] == "sarah"
     assert record.props["edge_ids"] == [out.edges.create[0]["props"]["id"]]
-    assert snap.entities == before, "the snapshot is not changed by planning"
+    assert list(snap.entities) == before, "the snapshot is not changed by planning"
 
 
 def test_a_stored_one_to_one_edge_is_superseded_by_the_new_target():
@@ -125,3 +125,17 @@ def test_a_candidate_made_earlier_in_the_batch_is_named_by_its_name_not_a_fresh_
     keys = {resolve(snapshot(ME, self_id="me"), batch, SETTINGS, {}, reviewing=True)
             .requests[0].key for _ in range(2)}
     assert keys == {("sarah kim", ("new:sara kim",))}
+
+
+def test_the_plan_names_the_keys_it_may_have_made_stale():
+    placeholder = StoredEntity("me", "User", "PERSON", is_self=True, conversations=["c1"])
+    snap = snapshot(placeholder, StoredEntity("acme", "Acme", "ORG"), self_id="me")
+    stored = [StoredEdge("e1", "me", "WORKS_AT", "acme", False, "one_to_many", 0.9),
+              StoredEdge("e2", "me", "LIKES", "acme", False, "one_to_many", 0.9)]
+    out = plan(snap, clean([{"name": "Ann", "kind": "PERSON", "is_user": True}],
+                           [rel("User", "WORKS_AT", "Acme", status="ended"),
+                            rel("User", "LIKES", "Acme", status="ended"),
+                            rel("User", "LIKES", "Jazz")], known=("acme",)), stored)
+    assert out.lost_forms == {"me": ["user"]}, "the self node's placeholder name is gone"
+    # WORKS_AT may be on no current edge now; LIKES stays current through Jazz
+    assert out.lost_labels == {"WORKS_AT"}

@@ -45,13 +45,19 @@ NEW_TOKEN = "new:"
 
 @dataclass
 class Snapshot:
-    """The partition as the planner sees it: the user's entities and self node."""
+    """The partition as the planner sees it: the user's entities and self node. The entities
+    are a `Pool` the planner never changes (a list is indexed into one); each resolution plans
+    in an overlay over it."""
 
     user_id: str
     conversation_id: str
     at: datetime
     self_id: str | None
-    entities: list[StoredEntity]
+    entities: Pool
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.entities, Pool):
+            self.entities = Pool(self.entities)
 
 
 @dataclass
@@ -128,6 +134,11 @@ class CommitPlan:
     edges: EdgePlan
     merge_records: list[MergeRecordPlan]
     key_labels: set[str]  # relation labels in current use, whose keys are kept
+    # Keys this commit may have made stale (design §2), so the write checks only those: per
+    # changed entity, the forms it had and has no more; labels whose edges it superseded and
+    # that no relation of the batch keeps current.
+    lost_forms: dict[str, list[str]]
+    lost_labels: set[str]
     conversation: ConversationIn
     report: CommitReport
 
@@ -160,7 +171,7 @@ class _Resolver:
         self.settings = settings
         self.reviews = reviews
         self.reviewing = reviewing
-        self.pool = Pool(copy.deepcopy(snapshot.entities))
+        self.pool = Pool(over=snapshot.entities)
         self.self_id = snapshot.self_id
         self.created: dict[str, StoredEntity] = {}
         self.updated: dict[str, StoredEntity] = {}
@@ -173,6 +184,7 @@ class _Resolver:
     # --- helpers --------------------------------------------------------------------------
 
     def _touch(self, entity: StoredEntity) -> StoredEntity:
+        entity = self.pool.edit(entity.id)
         if entity.id not in self.created and entity.id not in self.updated:
             self.updated[entity.id] = entity
         if self.snapshot.conversation_id not in entity.conversations:
@@ -192,8 +204,10 @@ class _Resolver:
             entity.name)
         return entity
 
-    def _absorb(self, target: StoredEntity, proposed: CleanEntity) -> None:
-        """The surviving node takes the sighting: alias, properties, citation, max confidence."""
+    def _absorb(self, target: StoredEntity, proposed: CleanEntity) -> StoredEntity:
+        """The surviving node takes the sighting: alias, properties, citation, max confidence.
+        Returns the batch's copy of it, the one to go on with."""
+        target = self.pool.edit(target.id)
         forms = set(target.forms())
         for form in [proposed.name, *proposed.aliases]:
             if fold(form) not in forms and not is_placeholder(form):
@@ -206,7 +220,7 @@ class _Resolver:
             if target.kind == "OTHER":
                 target.kind = proposed.kind
         self.pool.update(target)
-        self._touch(target)
+        return self._touch(target)
 
     def _record(self, proposed: CleanEntity, target: StoredEntity, rule: str,
                 confidence: float | None, status: str, before: StoredEntity | None) -> None:
@@ -231,16 +245,17 @@ class _Resolver:
     def ensure_self(self, proposed: CleanEntity | None) -> StoredEntity:
         """The self node, created on first need; a learned name replaces a placeholder name."""
         if self.self_id is not None:
-            node = self.pool.by_id[self.self_id]
+            node = self.pool[self.self_id]
             if proposed is not None and proposed.is_user:
                 before = copy.deepcopy(node)
+                node = self.pool.edit(node.id)
                 if is_placeholder(node.name):
                     node.name = proposed.name  # _absorb re-indexes it
-                self._absorb(node, proposed)
+                node = self._absorb(node, proposed)
                 if fold(before.name) != fold(node.name):
                     self.report.notes.append(f"the user is now named {node.name}")
             else:
-                self._touch(node)
+                node = self._touch(node)
             return node
         name = proposed.name if proposed is not None and proposed.is_user else SELF_DEFAULT_NAME
         seed = CleanEntity(
@@ -260,7 +275,7 @@ class _Resolver:
         target = found.merge_target
         if target is not None:
             before = copy.deepcopy(target)
-            self._absorb(target, proposed)
+            target = self._absorb(target, proposed)
             if target.id not in self.created:
                 self.report.merged.append(MergeOutcome(
                     name=proposed.name, into=target.name, entity_id=target.id, rule=found.rule))
@@ -296,7 +311,7 @@ class _Resolver:
                 f"{proposed.name}: reviewer kept it apart from {best.name} ({confidence:.2f})")
             return self._new(proposed)
         before = copy.deepcopy(best)
-        self._absorb(best, proposed)
+        best = self._absorb(best, proposed)
         outcome = MergeOutcome(name=proposed.name, into=best.name, entity_id=best.id,
                                rule="review", confidence=confidence)
         flagged = decision == "merge_flagged"
@@ -371,7 +386,7 @@ def _resolve(r: _Resolver, snapshot: Snapshot, clean: CleanBatch) -> Resolution:
         source_id = r.resolve_name(relation.source)
         target_id = r.resolve_name(relation.target)
         if designate_first_source and r.self_id is None and source_id is not None:
-            node = r.pool.by_id[source_id]
+            node = r.pool.edit(source_id)
             node.is_self = True
             r.self_id = source_id
             r._touch(node)
@@ -408,11 +423,19 @@ def plan_commit(resolution: Resolution, stored_edges: list[StoredEdge], settings
             and (fold(item.relation.source) in forms or fold(item.relation.target) in forms)
         ]}
         records.append(MergeRecordPlan(record.id, props, record.forms))
-    name_of = {e.id: e.name for e in resolution.pool}
+    pool = resolution.pool
 
     def lines(triples: list[tuple[str, str, str]]) -> list[str]:
-        return [f"{name_of[s]} -[{lbl}]-> {name_of[t]}" for s, lbl, t in triples]
+        return [f"{pool[s].name} -[{lbl}]-> {pool[t].name}" for s, lbl, t in triples]
 
+    key_labels = {r.relation.label for r in resolution.relations
+                  if r.relation.status == "current"}
+    lost_forms = {}
+    for entity in resolution.updated_only:
+        was = snap.entities.get(entity.id)
+        gone = [f for f in dict.fromkeys(was.forms()) if f not in set(entity.forms())] if was else []
+        if gone:
+            lost_forms[entity.id] = gone
     report.edges_created = lines(edges.created)
     report.reinforced = lines(edges.reinforced)
     report.superseded = lines(edges.superseded)
@@ -424,7 +447,7 @@ def plan_commit(resolution: Resolution, stored_edges: list[StoredEdge], settings
         create_entities=list(resolution.created.values()),
         update_entities=resolution.updated_only,
         edges=edges, merge_records=records,
-        key_labels={r.relation.label for r in resolution.relations
-                    if r.relation.status == "current"},
+        key_labels=key_labels, lost_forms=lost_forms,
+        lost_labels={label for _, label, _ in [*edges.superseded, *edges.ended]} - key_labels,
         conversation=resolution.conversation, report=report,
     )

@@ -7,7 +7,8 @@ extractor's hint can only nominate candidates for review.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import copy
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -78,10 +79,19 @@ class Pool:
     only: by folded form, by word, by nickname group of the first word, and per kind for the
     spelling rule (rapidfuzz over the forms). Results come back in the order entities were
     added, as a scan of the list would give them. `update` after changing an entity's name,
-    aliases or kind."""
+    aliases or kind.
 
-    def __init__(self, entities: Iterable[StoredEntity] = ()) -> None:
-        self.by_id: dict[str, StoredEntity] = {}
+    A pool made `over` a base pool is one batch's view of it: what it adds or `edit`s lives in
+    the overlay (an edited entity is copied on first edit and keeps its place in the order), the
+    base is never changed, and lookups merge both. So planning against a partition of 30,000
+    entities costs the batch, not a copy of the partition. `Pool.apply` folds an overlay into
+    its base once the batch is written."""
+
+    def __init__(self, entities: Iterable[StoredEntity] = (), over: Pool | None = None) -> None:
+        if over is not None and over.base is not None:
+            raise ValueError("an overlay is made over a plain pool")
+        self.base = over
+        self.by_id: dict[str, StoredEntity] = {}  # this layer's entities
         self._order: dict[str, int] = {}
         self._forms: dict[str, tuple[str, list[str]]] = {}  # id → (kind, forms) as indexed
         self._by_form: dict[str, set[str]] = {}
@@ -92,16 +102,66 @@ class Pool:
             self.add(entity)
 
     def __iter__(self):
-        return iter(self.by_id.values())
+        """Every entity, in order (an overlay's own entities in their places)."""
+        if self.base is None:
+            return iter(self.by_id.values())
+        ids = [*(i for i in self.base.by_id if i not in self.by_id), *self.by_id]
+        return iter(self._ordered(ids))
+
+    def __len__(self) -> int:
+        base = self.base
+        return len(self.by_id) + (0 if base is None else len(base.by_id) - sum(
+            1 for i in self.by_id if i in base.by_id))
+
+    def get(self, entity_id: str) -> StoredEntity | None:
+        found = self.by_id.get(entity_id)
+        if found is None and self.base is not None:
+            return self.base.by_id.get(entity_id)
+        return found
+
+    def __getitem__(self, entity_id: str) -> StoredEntity:
+        found = self.get(entity_id)
+        if found is None:
+            raise KeyError(entity_id)
+        return found
 
     def add(self, entity: StoredEntity) -> None:
-        self._order.setdefault(entity.id, len(self._order))
+        offset = len(self.base._order) if self.base is not None else 0
+        self._order.setdefault(entity.id, offset + len(self._order))
         self.by_id[entity.id] = entity
         self._index(entity)
+
+    def edit(self, entity_id: str) -> StoredEntity:
+        """The entity to change: in an overlay, a stored entity is copied into it first."""
+        own = self.by_id.get(entity_id)
+        if own is not None:
+            return own
+        if self.base is None:
+            raise KeyError(entity_id)
+        copy_ = copy.deepcopy(self.base.by_id[entity_id])
+        self._order[entity_id] = self.base._order[entity_id]
+        self.by_id[entity_id] = copy_
+        self._index(copy_)
+        return copy_
 
     def update(self, entity: StoredEntity) -> None:
         self._unindex(entity.id)
         self._index(entity)
+
+    def apply(self, overlay: Pool, key: Callable[[StoredEntity], Any] | None = None) -> None:
+        """Fold an overlay made over this pool into it (after its batch was written): edited
+        entities replace theirs in place, new ones are added in overlay order or by `key`."""
+        if overlay.base is not self:
+            raise ValueError("not an overlay of this pool")
+        entities = [copy.deepcopy(e) for e in overlay.by_id.values()]
+        for entity in entities:
+            if entity.id in self.by_id:
+                self.by_id[entity.id] = entity
+                self.update(entity)
+        added = [e for e in entities if e.id not in self.by_id]
+        added.sort(key=key or (lambda e: overlay._order[e.id]))
+        for entity in added:
+            self.add(entity)
 
     def _entries(self, forms: list[str]):
         groups = nickname_groups()
@@ -134,26 +194,35 @@ class Pool:
                 if not ids:
                     del per_kind[form]
 
+    def _rank(self, entity_id: str) -> int:
+        own = self._order.get(entity_id)
+        return own if own is not None else self.base._order[entity_id]
+
     def _ordered(self, ids: Iterable[str]) -> list[StoredEntity]:
-        return [self.by_id[i] for i in sorted(set(ids), key=self._order.__getitem__)]
+        return [self[i] for i in sorted(set(ids), key=self._rank)]
+
+    def _look(self, table: str, key: Any) -> set[str]:
+        """Ids under one index key, in both layers (a base entry this layer holds is its own)."""
+        found = set(getattr(self, table).get(key, ()))
+        if self.base is not None:
+            found |= {i for i in getattr(self.base, table).get(key, ()) if i not in self.by_id}
+        return found
 
     def with_form(self, folded: str) -> list[StoredEntity]:
         """Entities (any kind) whose name or an alias folds to this form."""
-        return self._ordered(self._by_form.get(folded, ()))
+        return self._ordered(self._look("_by_form", folded))
 
     def sharing_words(self, forms: Iterable[str]) -> list[StoredEntity]:
         return self._ordered(i for f in forms for w in f.split()
-                             for i in self._by_word.get(w, ()))
+                             for i in self._look("_by_word", w))
 
     def in_nickname_groups(self, forms: Iterable[str]) -> list[StoredEntity]:
         groups = nickname_groups()
         return self._ordered(i for f in forms if f.split()
                              for g in groups.get(f.split()[0], ())
-                             for i in self._by_group.get(g, ()))
+                             for i in self._look("_by_group", g))
 
-    def spelled_like(self, forms: Iterable[str], kind: str, threshold: float
-                     ) -> list[StoredEntity]:
-        """Same-kind entities with a form whose edit similarity is above the threshold."""
+    def _spelled(self, forms: list[str], kind: str, threshold: float) -> set[str]:
         choices = self._kind_forms.get(kind, {})
         candidates = list(choices)
         found: set[str] = set()
@@ -163,6 +232,16 @@ class Pool:
                     score_cutoff=threshold, limit=None):
                 if score > threshold:
                     found.update(choices[choice])
+        return found
+
+    def spelled_like(self, forms: Iterable[str], kind: str, threshold: float
+                     ) -> list[StoredEntity]:
+        """Same-kind entities with a form whose edit similarity is above the threshold."""
+        forms = list(forms)
+        found = self._spelled(forms, kind, threshold)
+        if self.base is not None:
+            found |= {i for i in self.base._spelled(forms, kind, threshold)
+                      if i not in self.by_id}
         return self._ordered(found)
 
 

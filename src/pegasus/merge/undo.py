@@ -8,7 +8,7 @@ from datetime import datetime
 
 from neo4j import ManagedTransaction
 
-from pegasus.commit import entity_row, stored_entities, write_keys
+from pegasus.commit import drop_stale_keys, entity_row, stored_entities, write_keys
 from pegasus.embed import Embedder
 from pegasus.errors import NotFoundError, PegasusError
 from pegasus.merge.rules import StoredEntity
@@ -31,7 +31,8 @@ def undo_in_tx(tx: ManagedTransaction, embedder: Embedder, user_id: str, record_
         raise NotFoundError("the surviving entity of this merge no longer exists")
     absorbed = CleanEntity.model_validate_json(record["absorbed"])
     before = json.loads(record["before"])
-    survivor = next(e for e in stored_entities(tx, user_id) if e.id == record["survivor_id"])
+    [survivor] = stored_entities(tx, user_id, ids=[record["survivor_id"]])
+    had = survivor.forms()
     added = {fold(f) for f in [absorbed.name, *absorbed.aliases]} - {
         fold(f) for f in [before["name"], *before["aliases"]]}
     survivor.aliases = [a for a in survivor.aliases if fold(a) not in added]
@@ -60,7 +61,8 @@ def undo_in_tx(tx: ManagedTransaction, embedder: Embedder, user_id: str, record_
         {"edge_id": e, "survivor_id": survivor.id, "restored_id": restored.id}
         for e in record.get("edge_ids") or []])
     write_keys(tx, embedder, user_id, now, [survivor, restored], set())
-    run(tx, "write/drop_stale_keys", user_id=user_id)
+    drop_stale_keys(tx, user_id, {survivor.id: [f for f in had if f not in survivor.forms()]},
+                    set())
     run(tx, "write/partition_stats", user_id=user_id, now=now, self_id=None)
     run(tx, "write/mark_merge_undone", user_id=user_id, record_id=record_id, now=now,
         restored_id=restored.id)
