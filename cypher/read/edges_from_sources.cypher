@@ -1,6 +1,6 @@
-// The user's stored edges for the (source, label) pairs a commit touches. The type is matched
-// dynamically (`[r:$(label)]`), so a source with many edges (the self node) is expanded by that
-// one type only, not read whole and filtered.
+// All of the user's stored edges of (source, label) pairs that a commit may make one-to-one
+// (read/edges_between gives the rest). The type is matched dynamically (`[r:$(label)]`), so a
+// source with many edges (the self node) is expanded by that one type only.
 UNWIND $pairs AS pair
 MATCH (s:Entity {user_id: $user_id, id: pair.source_id})-[r:$(pair.label)]->(t:Entity {user_id: $user_id})
 WHERE r.user_id = $user_id

@@ -35,7 +35,7 @@ from pegasus.merge.planner import (
 )
 from pegasus.merge.review import CandidateContext, Reviewer
 from pegasus.merge.rules import StoredEntity
-from pegasus.merge.snapshots import Advance, Snapshots
+from pegasus.merge.snapshots import Advance, Snapshots, Token
 from pegasus.models import CommitReport, ExtractionBatch
 from pegasus.settings import Settings
 from pegasus.snippets import write_snippets
@@ -67,6 +67,9 @@ class CommitJob:
     snapshots: Snapshots = field(default_factory=lambda: Snapshots(0))
     # Set by the write phase: what to fold into `snapshots` once the transaction committed.
     advance: Advance | None = None
+    # Set by the review phase: its finished resolution and the partition token it saw. The
+    # write reuses it when the token under the lock is the same (nothing changed in between).
+    reviewed: tuple[Token, Resolution] | None = None
     # "review": a read-only pass that asks the reviewer and embeds, outside any write
     # transaction; "write": the transaction itself, which never calls the LLM (design §6).
     phase: Literal["review", "write"] = "write"
@@ -171,7 +174,11 @@ def commit_in_tx(tx: ManagedTransaction, job: CommitJob) -> CommitReport:
             )
             return resolve(snapshot, clean, settings, job.review_cache, reviewing)
 
-    resolution = planned()
+    if job.phase == "write" and token is not None and job.reviewed is not None \
+            and job.reviewed[0] == token:
+        resolution = job.reviewed[1]
+    else:
+        resolution = planned()
     # Each answer may change later decisions in the batch: resolve again until none is missing.
     while resolution.requests:
         if job.phase == "write":
@@ -180,6 +187,7 @@ def commit_in_tx(tx: ManagedTransaction, job: CommitJob) -> CommitReport:
             job.review_cache[request.key] = _ask(tx, job, request)
         resolution = planned()
     if job.phase == "review":
+        job.reviewed = (token, resolution) if token is not None else None
         # Warm the embedder's cache, so the write transaction does not wait for the model.
         job.embedder.embed(list(dict.fromkeys(
             [fold(f) for e in resolution.touched for f in [e.name, *e.aliases]]
@@ -187,17 +195,31 @@ def commit_in_tx(tx: ManagedTransaction, job: CommitJob) -> CommitReport:
             + [r.relation.snippet for r in resolution.relations])))
         return resolution.report
 
-    pairs = resolution.source_label_pairs
-    stored_edges = [
-        StoredEdge(r["id"], r["source_id"], r["label"], r["target_id"], r["superseded"],
-                   r["cardinality"] or "one_to_many", r["confidence"] or 0.0)
-        for r in (run(tx, "read/edges_from_sources", user_id=user_id, pairs=pairs) if pairs else [])
-    ]
-    plan = plan_commit(resolution, stored_edges, settings, digest)
+    plan = plan_commit(resolution, stored_edges(tx, user_id, resolution), settings, digest)
     version = write_plan(tx, job.embedder, settings, plan)
     job.advance = Advance(user_id, token, (token[0], version) if token else None,
                           resolution.pool, job.at)
     return plan.report
+
+
+def _edges(rows: list[dict[str, Any]]) -> list[StoredEdge]:
+    return [StoredEdge(r["id"], r["source_id"], r["label"], r["target_id"], r["superseded"],
+                       r["cardinality"] or "one_to_many", r["confidence"] or 0.0) for r in rows]
+
+
+def stored_edges(tx: ManagedTransaction, user_id: str, resolution: Resolution
+                 ) -> list[StoredEdge]:
+    """The stored edges the edge plan needs: the one each relation lands on, and every edge of
+    a (source, label) pair that is one-to-one (its other targets may be superseded)."""
+    triples = resolution.triples
+    if not triples:
+        return []
+    between = _edges(run(tx, "read/edges_between", user_id=user_id, triples=triples))
+    pairs = resolution.one_to_one_pairs(between)
+    if not pairs:
+        return between
+    grouped = _edges(run(tx, "read/edges_from_sources", user_id=user_id, pairs=pairs))
+    return list({e.id: e for e in [*between, *grouped]}.values())
 
 
 def write_plan(tx: ManagedTransaction, embedder: Embedder, settings: Settings,

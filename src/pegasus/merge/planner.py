@@ -105,9 +105,18 @@ class Resolution:
     requests: list[ReviewRequest]  # not empty: unfinished, ask these and resolve again
 
     @property
-    def source_label_pairs(self) -> list[dict[str, str]]:
-        """The (source, label) pairs whose stored edges step 2 needs."""
-        pairs = dict.fromkeys((r.source_id, r.relation.label) for r in self.relations)
+    def triples(self) -> list[dict[str, str]]:
+        """(source, label, target) of every relation: step 2 needs the stored edge of each."""
+        seen = dict.fromkeys((r.source_id, r.relation.label, r.target_id) for r in self.relations)
+        return [{"source_id": s, "label": label, "target_id": t} for s, label, t in seen]
+
+    def one_to_one_pairs(self, between: list[StoredEdge]) -> list[dict[str, str]]:
+        """The (source, label) pairs whose other stored edges step 2 needs as well: those a
+        relation of the batch, or a stored edge it lands on, makes one-to-one."""
+        pairs = dict.fromkeys(
+            [(r.source_id, r.relation.label) for r in self.relations
+             if r.relation.cardinality == "one_to_one"]
+            + [(e.source_id, e.label) for e in between if e.cardinality == "one_to_one"])
         return [{"source_id": s, "label": label} for s, label in pairs]
 
     @property
