@@ -22,7 +22,7 @@ def _batch(tag: str, names: list[str]) -> dict:
 
 
 def _ids(mem: Memory, user: str) -> dict[str, str]:
-    return {e["name"]: e["id"] for e in mem.store.query("read/partition_entities", user_id=user)}
+    return {e["name"]: e["id"] for e in mem.store.query("read/partition_entities", user_id=user, ids=None)}
 
 
 def _agree(mem: Memory, user: str, text: str, threshold: float) -> tuple[dict, dict]:
