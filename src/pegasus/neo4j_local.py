@@ -28,6 +28,8 @@ from dataclasses import asdict, dataclass
 from importlib import resources
 from pathlib import Path
 
+from filelock import FileLock
+
 from pegasus.errors import Neo4jUnavailableError
 from pegasus.settings import Settings
 
@@ -138,14 +140,27 @@ def jar_dir(settings: Settings) -> Path:
 
 
 def ensure_jars(settings: Settings) -> tuple[Path, bool]:
-    """The folder of Neo4j's jars, fetched with Maven on first use; (folder, downloaded now)."""
+    """The folder of Neo4j's jars, fetched with Maven on first use; (folder, downloaded now).
+
+    The folder is shared by every process of this $PEGASUS_HOME (clones, the suite, a demo).
+    One process fetches while the others wait on a lock, and a complete folder is never
+    replaced: a running server loads its classes from it (a second fetch that replaced it
+    under a starting server once failed it with ClassNotFoundException)."""
     target = jar_dir(settings)
     if (target / ".complete").exists():
         return target, False
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(target.parent / f"{target.name}.lock"):
+        if (target / ".complete").exists():  # another process fetched them while we waited
+            return target, False
+        _fetch_jars(settings, target)
+    return target, True
+
+
+def _fetch_jars(settings: Settings, target: Path) -> None:
     mvn = find_tool("mvn")
     # Maven runs on the same Java as the server: the system's may be missing or too old.
     java = find_java(17)
-    target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix="jars-", dir=target.parent))
     pom = resources.files("pegasus") / "data" / "neo4j-pom.xml"
     with resources.as_file(pom) as pom_path:
@@ -165,10 +180,9 @@ def ensure_jars(settings: Settings) -> tuple[Path, bool]:
             "Maven could not fetch Neo4j from Maven Central:\n" + (done.stdout + done.stderr)[-2000:]
         )
     (staging / ".complete").write_text(settings.neo4j_version)
-    if target.exists():
+    if target.exists():  # an incomplete folder an interrupted fetch left behind
         shutil.rmtree(target)
     staging.rename(target)
-    return target, True
 
 
 def entry_point(lib: Path) -> str:

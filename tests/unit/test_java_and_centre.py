@@ -78,3 +78,41 @@ def test_centring_is_unit_length_and_cosine_is_the_centred_score():
     cosine = shifted[0] @ shifted[1] / np.linalg.norm(shifted[0]) / np.linalg.norm(shifted[1])
     assert c[0] @ c[1] == pytest.approx(cosine)
     assert np.all(centre(mean[None, :], mean) == 0.0)  # the centre itself has no direction
+
+
+def _fake_mvn(folder: Path, calls: Path) -> None:
+    """An `mvn` that takes a second to "fetch" one jar into -DoutputDirectory, and counts its runs."""
+    mvn = folder / "mvn"
+    mvn.write_text(
+        "#!/bin/sh\n"
+        f"echo run >> '{calls}'\n"
+        "for a in \"$@\"; do case $a in -DoutputDirectory=*) out=${a#-DoutputDirectory=};; esac; done\n"
+        "sleep 1\n"
+        "echo jar > \"$out/neo4j-server-0.jar\"\n")
+    mvn.chmod(mvn.stat().st_mode | stat.S_IEXEC)
+
+
+def test_processes_sharing_a_home_fetch_the_jars_once_and_never_replace_them(tmp_path, monkeypatch):
+    """A regression test: a second fetch replaced the jar folder under a starting server, which
+    then failed with ClassNotFoundException (org.neo4j.cli.AdminTool)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from pegasus.settings import Settings
+
+    calls = tmp_path / "calls"
+    _fake_mvn(tmp_path, calls)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setattr(neo4j_local, "find_java", lambda minimum: str(_fake_java(tmp_path / "jdk", 25)))
+    settings = Settings(home=tmp_path / "home")
+    with ThreadPoolExecutor(3) as pool:
+        results = list(pool.map(lambda _: neo4j_local.ensure_jars(settings), range(3)))
+    target = neo4j_local.jar_dir(settings)
+    assert calls.read_text().splitlines() == ["run"]
+    assert sorted(fetched for _, fetched in results) == [False, False, True]
+    assert {folder for folder, _ in results} == {target}
+    assert (target / "neo4j-server-0.jar").read_text() == "jar\n"
+    assert (target / ".complete").read_text() == settings.neo4j_version
+    # No staging folder is left beside it, and a later call uses the folder as it is.
+    assert sorted(p.name for p in target.parent.iterdir() if p.is_dir()) == [target.name]
+    assert neo4j_local.ensure_jars(settings) == (target, False)
+    assert calls.read_text().splitlines() == ["run"]
