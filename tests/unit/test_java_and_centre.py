@@ -4,6 +4,7 @@ import hashlib
 import json
 import os
 import stat
+from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from pegasus import neo4j_local
 from pegasus.centring import centre, load, reference_vocabulary
 from pegasus.errors import Neo4jUnavailableError
 from pegasus.neo4j_local import find_java, required_java
+from pegasus.settings import Settings
 
 
 def _fake_java(folder: Path, major: int) -> Path:
@@ -92,13 +94,9 @@ def _fake_mvn(folder: Path, calls: Path) -> None:
     mvn.chmod(mvn.stat().st_mode | stat.S_IEXEC)
 
 
-def test_processes_sharing_a_home_fetch_the_jars_once_and_never_replace_them(tmp_path, monkeypatch):
+def test_callers_sharing_a_home_fetch_the_jars_once_and_never_replace_them(tmp_path, monkeypatch):
     """A regression test: a second fetch replaced the jar folder under a starting server, which
     then failed with ClassNotFoundException (org.neo4j.cli.AdminTool)."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    from pegasus.settings import Settings
-
     calls = tmp_path / "calls"
     _fake_mvn(tmp_path, calls)
     monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
