@@ -174,11 +174,10 @@ def private_server():
     import tempfile
     from pathlib import Path
 
-    from pegasus.neo4j_local import LocalNeo4j, free_port
+    from pegasus.neo4j_local import LocalNeo4j
 
     root = Path(tempfile.mkdtemp(prefix="pegasus-private-"))
-    server = LocalNeo4j(Settings(), root, free_port(), free_port(), auth=False, heap="512m",
-                        pagecache="128m")
+    server = LocalNeo4j.on_free_ports(Settings(), root, auth=False, heap="512m", pagecache="128m")
     try:
         yield server
     finally:

@@ -22,6 +22,7 @@ import socket
 import subprocess
 import tempfile
 import time
+import urllib.request
 import zipfile
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
@@ -130,9 +131,24 @@ def java_home(java: str) -> str:
 
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that nothing listens on right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    return free_ports(1)[0]
+
+
+def free_ports(n: int) -> tuple[int, ...]:
+    """`n` distinct TCP ports on 127.0.0.1 that nothing listens on right now.
+
+    All `n` sockets are held open together while the kernel picks, so the ports differ:
+    two separate `free_port()` calls may be handed the same port (this happened in CI,
+    and Neo4j then failed to bind its HTTP connector to the Bolt port).
+    """
+    sockets = [socket.socket(socket.AF_INET, socket.SOCK_STREAM) for _ in range(n)]
+    try:
+        for s in sockets:
+            s.bind(("127.0.0.1", 0))
+        return tuple(s.getsockname()[1] for s in sockets)
+    finally:
+        for s in sockets:
+            s.close()
 
 
 def jar_dir(settings: Settings) -> Path:
@@ -196,6 +212,32 @@ def entry_point(lib: Path) -> str:
     raise Neo4jUnavailableError(f"no Neo4j entry class ({', '.join(ENTRY_POINTS)}) in {lib}")
 
 
+def _http_discovery_answers(port: int) -> bool:
+    """True when Neo4j's own HTTP discovery document answers on `port` (not a squatter)."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2) as response:
+            return "bolt_direct" in json.loads(response.read())
+    except (OSError, ValueError):
+        return False
+
+
+class PortInUseError(Neo4jUnavailableError):
+    """Neo4j could not bind one of its ports: something else took it first."""
+
+
+_PORT_IN_USE = "is already in use, cannot bind to it"
+
+
+def _console_since(root: Path, offset: int) -> str:
+    """What the server wrote to its console log after byte `offset` (this launch only)."""
+    try:
+        with open(root / "logs" / "console.log", "rb") as log:
+            log.seek(offset)
+            return log.read().decode(errors="replace")
+    except OSError:
+        return ""
+
+
 @dataclass
 class ServerState:
     """What a running local server is: written beside its data as state.json."""
@@ -246,6 +288,7 @@ class LocalNeo4j:
         self.auth = auth
         self.heap = heap or settings.neo4j_heap
         self.pagecache = pagecache or settings.neo4j_pagecache
+        self.repick_ports = False
 
     # --- the two kinds of server --------------------------------------------------------
 
@@ -260,6 +303,14 @@ class LocalNeo4j:
         )
 
     @classmethod
+    def on_free_ports(cls, settings: Settings, root: Path, **kwargs) -> LocalNeo4j:
+        """A server on two random free ports; if another process takes one before Neo4j
+        binds it, `start()` picks two new ports and tries again."""
+        server = cls(settings, root, *free_ports(2), **kwargs)
+        server.repick_ports = True
+        return server
+
+    @classmethod
     @contextlib.contextmanager
     def throwaway(cls, settings: Settings | None = None, heap: str = "1g",
                   pagecache: str = "512m", auth: bool = False) -> Iterator[ServerState]:
@@ -269,9 +320,7 @@ class LocalNeo4j:
         """
         settings = settings or Settings()
         root = Path(tempfile.mkdtemp(prefix="pegasus-neo4j-"))
-        server = cls(
-            settings, root, free_port(), free_port(), auth=auth, heap=heap, pagecache=pagecache
-        )
+        server = cls.on_free_ports(settings, root, auth=auth, heap=heap, pagecache=pagecache)
         try:
             yield server.start()
         finally:
@@ -346,7 +395,7 @@ class LocalNeo4j:
         java = find_java(required_java(self.settings.neo4j_version))
         lib, _ = ensure_jars(self.settings)
         entry = entry_point(lib)
-        conf_dir = self._write_conf()
+        self._write_conf()
         password = self._password()
         classpath = f"{lib}/*"
         auth_ini = self.root / "data" / "dbms" / "auth.ini"
@@ -359,7 +408,22 @@ class LocalNeo4j:
             )
             if done.returncode != 0:
                 raise Neo4jUnavailableError(f"could not set the password: {done.stderr[-1000:]}")
-        console = open(self.root / "logs" / "console.log", "ab")  # noqa: SIM115 - child keeps it
+        for attempt in range(3):
+            try:
+                return self._launch(java, classpath, entry, password, timeout_s)
+            except PortInUseError:
+                if not self.repick_ports or attempt == 2:
+                    raise
+                self.bolt_port, self.http_port = free_ports(2)
+                self._write_conf()
+        raise AssertionError("unreachable")
+
+    def _launch(self, java: str, classpath: str, entry: str, password: str | None,
+                timeout_s: float) -> ServerState:
+        conf_dir = self.root / "conf"
+        console_path = self.root / "logs" / "console.log"
+        console_offset = console_path.stat().st_size if console_path.exists() else 0
+        console = open(console_path, "ab")  # noqa: SIM115 - child keeps it
         process = subprocess.Popen(
             [
                 java, f"-Xms{self.heap}", f"-Xmx{self.heap}", *JVM_FLAGS,
@@ -376,10 +440,11 @@ class LocalNeo4j:
             started_at=time.time(),
         )
         self.state_file.write_text(json.dumps(asdict(state)))
-        self._wait_for_bolt(process, state, timeout_s)
+        self._wait_until_serving(process, state, timeout_s, console_offset)
         return state
 
-    def _wait_for_bolt(self, process: subprocess.Popen, state: ServerState, timeout_s: float) -> None:
+    def _wait_until_serving(self, process: subprocess.Popen, state: ServerState, timeout_s: float,
+                       console_offset: int = 0) -> None:
         from neo4j import GraphDatabase
         from neo4j.exceptions import Neo4jError, ServiceUnavailable
 
@@ -388,18 +453,24 @@ class LocalNeo4j:
         while time.monotonic() < deadline:
             if process.poll() is not None:
                 self.state_file.unlink(missing_ok=True)
-                raise Neo4jUnavailableError(
-                    f"Neo4j exited with code {process.returncode} while starting:\n{self.log_tail()}"
-                )
+                tail = self.log_tail()
+                in_use = _PORT_IN_USE in _console_since(self.root, console_offset)
+                error = PortInUseError if in_use else Neo4jUnavailableError
+                raise error(f"Neo4j exited with code {process.returncode} while starting:\n{tail}")
             try:
                 with GraphDatabase.driver(state.bolt_uri, auth=auth) as driver:
                     driver.verify_connectivity()
                     driver.execute_query("RETURN 1")
-                return
+                # Bolt comes up before the web server; a taken HTTP port only fails after
+                # that, so the server is up once its HTTP discovery document answers too.
+                if _http_discovery_answers(state.http_port):
+                    return
+                time.sleep(0.5)
             except (ServiceUnavailable, Neo4jError, OSError):
                 time.sleep(0.5)
         self.stop()
-        raise Neo4jUnavailableError(f"Neo4j did not answer on Bolt within {timeout_s:.0f}s")
+        raise Neo4jUnavailableError(
+            f"Neo4j did not answer on Bolt and HTTP within {timeout_s:.0f}s")
 
     def log_tail(self, lines: int = 40) -> str:
         text = ""

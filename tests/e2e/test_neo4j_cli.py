@@ -7,7 +7,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from pegasus.neo4j_local import _alive, ensure_jars, free_port, jar_dir
+from pegasus.neo4j_local import _alive, ensure_jars, free_ports, jar_dir
 from pegasus.settings import Settings
 
 
@@ -25,7 +25,7 @@ def test_start_status_stop_with_cached_jars(tmp_path: Path):
     (home / "neo4j").mkdir(parents=True)
     # Reuse the cached jars: a second start must not download anything.
     os.symlink(jar_dir(shared), jar_dir(Settings(home=home)))
-    bolt, http = free_port(), free_port()
+    bolt, http = free_ports(2)
     env = {
         **os.environ,
         "PEGASUS_HOME": str(home),
@@ -78,3 +78,62 @@ def test_neo4j_2026_runs_on_the_java_from_pypi(monkeypatch):
                 "CALL dbms.components() YIELD name, versions WHERE name = 'Neo4j Kernel' "
                 "RETURN versions[0] AS v").records
         assert row["v"] == Settings().neo4j_version
+
+
+def test_free_ports_are_distinct_even_when_asked_for_many():
+    """Two separate free_port() calls can be handed the same port (CI saw Bolt and HTTP
+    on one port); free_ports holds its sockets together, so it cannot."""
+    ports = free_ports(64)
+    assert len(set(ports)) == 64
+    assert all(1024 <= p <= 65535 for p in ports)
+
+
+def test_a_throwaway_server_whose_port_is_taken_moves_to_new_ports(tmp_path: Path):
+    """Something else binds the HTTP port between the pick and Neo4j's start: the server
+    picks two new ports and starts there, instead of failing the run."""
+    import socket
+
+    from neo4j import GraphDatabase
+
+    from pegasus.neo4j_local import LocalNeo4j
+
+    server = LocalNeo4j.on_free_ports(Settings(), tmp_path / "server", auth=False,
+                                      heap="512m", pagecache="128m")
+    squatter = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    squatter.bind(("127.0.0.1", 0))
+    squatter.listen()
+    taken = squatter.getsockname()[1]
+    server.http_port = taken
+    try:
+        state = server.start()
+        assert taken not in (state.bolt_port, state.http_port)
+        assert state.bolt_port != state.http_port
+        with GraphDatabase.driver(state.bolt_uri) as driver:
+            assert driver.execute_query("RETURN 41 + 1 AS n").records[0]["n"] == 42
+        assert "is already in use" in (tmp_path / "server" / "logs" / "console.log").read_text()
+    finally:
+        squatter.close()
+        server.stop()
+
+
+def test_a_server_on_fixed_ports_that_are_taken_says_so(tmp_path: Path):
+    """`pegasus neo4j start` uses the configured ports: a taken one is a clear error."""
+    import socket
+
+    import pytest
+
+    from pegasus.neo4j_local import LocalNeo4j, PortInUseError
+
+    bolt, http = free_ports(2)
+    server = LocalNeo4j(Settings(), tmp_path / "server", bolt, http, auth=False,
+                        heap="512m", pagecache="128m")
+    squatter = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    squatter.bind(("127.0.0.1", http))
+    squatter.listen()
+    try:
+        with pytest.raises(PortInUseError, match=f"127.0.0.1:{http} is already in use"):
+            server.start()
+        assert server.state() is None
+    finally:
+        squatter.close()
+        server.stop()

@@ -17,7 +17,7 @@ from neo4j import GraphDatabase
 from pegasus import Memory, cypher
 from pegasus.embed import unpack_vector
 from pegasus.errors import MigrationError
-from pegasus.neo4j_local import LocalNeo4j, free_port
+from pegasus.neo4j_local import LocalNeo4j, free_ports
 from pegasus.settings import Settings
 from pegasus.store import Store
 from tests.helpers import rel
@@ -70,7 +70,7 @@ def _write_as_5_26(settings: Settings, user: str) -> None:
 @pytest.mark.timeout(900)
 def test_a_5_26_store_upgrades_to_2026_and_recalls():
     root = Path(tempfile.mkdtemp(prefix="pegasus-upgrade-"))
-    ports = free_port(), free_port()
+    ports = free_ports(2)
     user = "upgrade-user"
     old = LocalNeo4j(Settings(neo4j_version=OLD), root, *ports, heap="512m", pagecache="128m")
     new = LocalNeo4j(Settings(), root, *ports, heap="512m", pagecache="128m")
