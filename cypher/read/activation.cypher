@@ -11,7 +11,8 @@
 // without touching them), is a sink: it is reached and scored but spreads nothing, since a
 // share of a thousand edges is negligible and finding its strongest ones would read them all
 // (design, "Hubs").
-// Hop 1 spreads the seeds' activation; hop 2 spreads what each node received at hop 1.
+// Hop 1 spreads the seeds' activation; hop 2 spreads what each node received at hop 1, from
+// the $hop2_sources hottest hop-1 nodes only (ties by id; design, "Second hop").
 // Contributions add up. One row comes back: the reached nodes with their score, the hop
 // that first reached them and their forward/reverse shares, and every edge crossed (as lists
 // per reached node: the caller flattens them; folding them into one list here with reduce()
@@ -33,11 +34,13 @@ CALL () {
   UNION ALL
   UNWIND $seed_labels AS seed
   CALL (seed) {
-    MATCH (a:Entity {user_id: $user_id})-[r:$(seed.label)]->(b:Entity {user_id: $user_id})
-    USING INDEX a:Entity(user_id)
+    MATCH (anchor:Entity {user_id: $user_id})
+    USING INDEX anchor:Entity(user_id, id)
+    WHERE anchor.id IN $anchors AND COUNT { (anchor)--() } <= $hub_edges
+    MATCH (anchor)-[r:$(seed.label)]-(:Entity)
     WHERE @current(r)
-    WITH a, b, r ORDER BY r.strength DESC, r.id LIMIT $fanout
-    UNWIND [a, b] AS n
+    WITH DISTINCT r ORDER BY r.strength DESC, r.id LIMIT $fanout
+    UNWIND [startNode(r), endNode(r)] AS n
     RETURN n
   }
   WITH n, seed WHERE n.id <> coalesce($self_id, '')
@@ -65,6 +68,7 @@ CALL (seeds) {
 }
 CALL (hop1) {
   UNWIND hop1 AS h
+  WITH h ORDER BY h.a DESC, h.node.id LIMIT $hop2_sources
   WITH h.node AS w, h.a AS aw
   WHERE COUNT { (w)--() } <= $hub_edges
   CALL (w) {

@@ -110,6 +110,9 @@ class Settings(BaseSettings):
     # The walk starts from at most this many entity seeds, the hottest (design, "Seeds per
     # message"): in a big graph every word of a message matches dozens of names.
     max_seeds: int = Field(default=32, ge=1)
+    # Hop 2 spreads from this many of the hottest hop-1 nodes only (design, "Second hop"):
+    # the walk's work is then bounded by seeds and fan-out, not by the graph's size.
+    hop2_sources: int = Field(default=32, ge=1)
     co_episode_bonus: float = 0.15
     co_episode_threshold: float = 0.30
     fire_threshold: float = 0.30

@@ -22,11 +22,12 @@ HIDDEN = [("U", "WORKED_AT", "Z", 100.0, "superseded"), ("U", "MET", "Y", 100.0,
           ("A", "ATTENDS", "W", 100.0, "expired")]
 
 
-def reference(edges, seeds: dict[str, float], fanout: int = 10**9, hubs=frozenset()):
+def reference(edges, seeds: dict[str, float], fanout: int = 10**9, hubs=frozenset(),
+              sources: int = 10**9):
     """The spreading rule computed by hand-written loops, the oracle for the Cypher; each seed
     starts at its graded activation and every node spreads along its `fanout` strongest edges
     (the graphs here have no ties at the cut), divided by the strength of all of them; a node
-    in `hubs` spreads nothing."""
+    in `hubs` spreads nothing; at hop 2 only the `sources` hottest hop-1 nodes spread."""
     def degree(n):
         return sum(s for a, _, b, s in edges if n in (a, b))
 
@@ -49,7 +50,8 @@ def reference(edges, seeds: dict[str, float], fanout: int = 10**9, hubs=frozense
         return out, fwd, rev
 
     hop1, f1, r1 = spread(dict(seeds))
-    hop2, f2, r2 = spread(hop1)
+    hottest = sorted(hop1.items(), key=lambda kv: -kv[1])[:sources]
+    hop2, f2, r2 = spread(dict(hottest))
     nodes = set(seeds) | set(hop1) | set(hop2)
     total = {n: seeds.get(n, 0.0) + hop1.get(n, 0.0) + hop2.get(n, 0.0) for n in nodes}
     hop = {n: 0 if n in seeds else (1 if n in hop1 else 2) for n in nodes}
@@ -132,6 +134,31 @@ def test_each_node_spreads_along_its_strongest_fanout_edges_only(graph, user_id,
     assert "H" in {n.name for n in reached} and follows[0]["id"] in crossed
 
 
+def test_the_second_hop_spreads_from_the_hottest_hop1_nodes_only(graph, user_id):
+    """hop2_sources 2: hop 1 reaches A (100/180·0.6), B (50/180·0.6), C (20/180·0.6) and H
+    (10/180·0.6); only A and B spread on, so H's X nodes are never reached and C sends
+    nothing back to U, while every hop-1 node keeps its hop-1 score."""
+    mem, ids = graph
+    engine = mem.recall_engine
+    wide = engine.settings
+    engine.settings = wide.model_copy(update={"hop2_sources": 2})
+    try:
+        reached, _ = engine.activate(user_id, Seeds({ids["U"]: 1.0}, {}, []), NOW, None)
+    finally:
+        engine.settings = wide
+    got = {n.name: n.score for n in reached}
+    total, *_ = reference(EDGES, {"U": 1.0}, sources=2)
+    assert got == pytest.approx(total, abs=1e-9)
+    assert set(got) == {"U", "A", "B", "C", "D", "H"}
+    assert got["H"] == pytest.approx(10 / 180 * 0.6, abs=1e-9)
+    assert got["C"] == pytest.approx(20 / 180 * 0.6, abs=1e-9)
+    # U hears back from A (its edges 100 + 30 + 40) and B (50 + 30), not from C
+    assert got["U"] == pytest.approx(
+        1.0 + (100 / 180 * 0.6) * 100 / 170 * 0.6 + (50 / 180 * 0.6) * 50 / 80 * 0.6, abs=1e-9)
+    full, *_ = reference(EDGES, {"U": 1.0})
+    assert "X1" in full and full["U"] > got["U"]
+
+
 def test_a_node_with_more_relationships_than_hub_edges_spreads_nothing(graph, user_id):
     """hub_edges 5: U has 7 relationships (4 current, 3 hidden: every one counts), A has 4.
     Seeded together, U is scored but spreads nothing, at hop 1 or when A reaches it at hop 2;
@@ -160,6 +187,9 @@ def test_a_node_with_more_relationships_than_hub_edges_spreads_nothing(graph, us
 
 
 def test_a_label_seed_seeds_the_ends_of_its_fanout_strongest_edges(graph, user_id, raw_driver):
+    """A label seed reads the label's edges at the entity seeds and the self node (design,
+    "Graded seeds"): with D seeded, VISITED's edges at D by strength are A→D 40, D→X3 9,
+    D→X2 7, D→X1 5; fan-out 2 takes the two strongest."""
     mem, ids = graph
     for i, strength in enumerate((5.0, 7.0, 9.0)):
         raw_driver.execute_query(
@@ -170,23 +200,42 @@ def test_a_label_seed_seeds_the_ends_of_its_fanout_strongest_edges(graph, user_i
     wide = engine.settings
     engine.settings = wide.model_copy(update={"fanout": 2})
     try:
-        reached, _ = engine.activate(user_id, Seeds({}, {"VISITED": 0.5}, []), NOW, None)
+        at_d, _ = engine.activate(user_id, Seeds({ids["D"]: 0.1}, {"VISITED": 0.5}, []), NOW,
+                                  None)
+        at_a, _ = engine.activate(user_id, Seeds({ids["A"]: 0.1}, {"VISITED": 0.5}, []), NOW,
+                                  None)
     finally:
         engine.settings = wide
-    seeds = {n.name for n in reached if n.seed}
-    # VISITED edges by strength: A→D 40, D→X3 9, D→X2 7, D→X1 5; the two strongest
-    assert seeds == {"A", "D", "X3"}
+    assert {n.name for n in at_d if n.seed} == {"A", "D", "X3"}
+    # A's only VISITED edge is A→D: D's edges to the X nodes are not read from A
+    assert {n.name for n in at_a if n.seed} == {"A", "D"}
 
 
-def test_two_seeds_and_relation_label_seeds(graph, user_id):
+def test_an_entity_seed_and_a_label_seed_at_it(graph, user_id):
     mem, ids = graph
     reached, _ = mem.recall_engine.activate(
-        user_id, Seeds({ids["B"]: 0.9}, {"VISITED": 0.5}, []), NOW, None)
+        user_id, Seeds({ids["A"]: 0.9}, {"VISITED": 0.5}, []), NOW, None)
     got = {n.name: n.score for n in reached}
-    # VISITED's current endpoints are A and D: each starts at the label's 0.5.
-    total, *_ = reference(EDGES, {"B": 0.9, "A": 0.5, "D": 0.5})
+    # VISITED's current edge at A is A→D: D starts at the label's 0.5, A keeps its own 0.9.
+    total, *_ = reference(EDGES, {"A": 0.9, "D": 0.5})
     assert got == pytest.approx(total, abs=1e-9)
-    assert got["B"] > got["D"]  # a better match starts hotter
+    assert got["A"] > got["D"]  # a better match starts hotter
+
+
+def test_a_label_seed_reads_no_edges_of_a_hub(graph, user_id):
+    """hub_edges 5: the self node U (7 relationships) is a hub, so KNOWS (U→A) seeds nothing
+    through it; at the shipped 1,000 it seeds A."""
+    mem, ids = graph
+    engine = mem.recall_engine
+    wide = engine.settings
+    engine.settings = wide.model_copy(update={"hub_edges": 5})
+    try:
+        reached, _ = engine.activate(user_id, Seeds({}, {"KNOWS": 0.8}, []), NOW, ids["U"])
+    finally:
+        engine.settings = wide
+    assert reached == []
+    reached, _ = engine.activate(user_id, Seeds({}, {"KNOWS": 0.8}, []), NOW, ids["U"])
+    assert {n.name for n in reached if n.seed} == {"A"}
 
 
 def test_a_relation_label_never_seeds_the_self_node(graph, user_id):

@@ -93,3 +93,40 @@ def test_the_seed_query_runs_in_the_vector_index(raw_driver):
     found = list(operators(plan))
     assert any(op.startswith("NodeVectorIndexSearch") and "key_centred" in details
                and "user_id = $user_id" in details for op, details in found), found
+
+
+def test_a_user_whose_words_needed_a_deeper_search_starts_there_next_time(settings, user_id):
+    """Sixty "Sarah" entities and a first depth of 3: the first recall asks 3, 12, 48; the
+    next one starts at 48 and asks once, with the same seeds as the exact scan. Another user
+    of few keys still starts at 3."""
+    names = [f"Sarah {i}" for i in range(60)]
+    tight = settings.model_copy(update={"seed_candidates": 3})
+    with Memory(tight) as mem:
+        mem.commit(user_id, "c1", {
+            "entities": [{"name": n, "kind": "PERSON"} for n in names],
+            "relations": [rel("User", "KNOWS", n) for n in names]}, at=T0)
+        mem.commit(user_id + "-few", "c1", _batch(user_id + "-few", ["Sarah", "Lisbon"]), at=T0)
+        engine, asked = mem.recall_engine, []
+        query = engine.store.query
+
+        def counting(name, **params):
+            if name == "read/seed_keys":
+                asked.append((params["user_id"], params["n"]))
+            return query(name, **params)
+
+        engine.store.query = counting
+        try:
+            _agree(mem, user_id, "Sarah", 0.30)
+            first = [n for u, n in asked if u == user_id]
+            asked.clear()
+            fast, exact = _agree(mem, user_id, "Sarah", 0.30)
+            again = [n for u, n in asked if u == user_id]
+            asked.clear()
+            _agree(mem, user_id + "-few", "Sarah", 0.30)
+            few = [n for u, n in asked if u == user_id + "-few"]
+        finally:
+            engine.store.query = query
+    assert first[:3] == [3, 12, 48]
+    assert again == [48]
+    assert len(exact) == 32 and fast.keys() == exact.keys()
+    assert few == [3]

@@ -81,6 +81,9 @@ class RecallEngine:
         self.store = store
         self.embedder = embedder
         self.settings = settings
+        # Per user, the search depth the last recall's words needed (design §7.3, "Starting
+        # depth"): a big partition starts deep instead of paying a shallow round first.
+        self._depth_needed: dict[str, int] = {}
 
     # --- keys ----------------------------------------------------------------------------
 
@@ -103,12 +106,21 @@ class RecallEngine:
         A word's list is complete when the index returned fewer keys than asked (it holds no
         more of this user's), or its last key scores at most the threshold (everything after it
         scores less), or it holds `seeds_per_word` entity keys above it (no more entities can seed).
-        Incomplete words are asked again with 4× the depth. The score matrix has
+        Incomplete words are asked again with 4× the depth. The first depth is
+        `seed_candidates`, or the depth this user's last recall needed if deeper. The score matrix has
         −1 where a key was not returned for a word: such a key scores below the threshold and
         below that word's top two, so select_seeds decides as on the full matrix."""
-        depth, cap = self.settings.seed_candidates, self.settings.seeds_per_word
+        first, cap = self.settings.seed_candidates, self.settings.seeds_per_word
+
+        def complete(got: list[dict[str, Any]], asked: int) -> bool:
+            entities = sum(r["score"] > threshold and r["kind"] == "entity" for r in got)
+            return (len(got) < asked or min(r["score"] for r in got) <= threshold
+                    or entities >= cap)
+
+        depth = max(first, self._depth_needed.get(user_id, first))
         pending = list(range(len(centred)))
         found: dict[int, list[dict[str, Any]]] = {}
+        needed = first
         while pending:
             rows = self.store.query(
                 "read/seed_keys", user_id=user_id, n=depth,
@@ -119,11 +131,17 @@ class RecallEngine:
             pending = []
             for i, got in by_word.items():
                 found[i] = got
-                entities = sum(r["score"] > threshold and r["kind"] == "entity" for r in got)
-                if (len(got) >= depth and min(r["score"] for r in got) > threshold
-                        and entities < cap):
+                if not complete(got, depth):
                     pending.append(i)
+                    continue
+                # The shallowest depth whose answer would have been complete too (the
+                # index returns best first): where this user's next recall starts.
+                shallow = first
+                while shallow < depth and not complete(got[:shallow], shallow):
+                    shallow *= 4
+                needed = max(needed, shallow)
             depth *= 4
+        self._depth_needed[user_id] = needed
         keys: dict[str, dict[str, Any]] = {}
         for got in found.values():
             for row in got:
@@ -183,8 +201,10 @@ class RecallEngine:
         rows = self.store.query(
             "read/activation", user_id=user_id, now=now, spread=self.settings.spread_factor,
             fanout=self.settings.fanout, hub_edges=self.settings.hub_edges,
+            hop2_sources=self.settings.hop2_sources,
             seeds=[{"id": i, "act": a} for i, a in seeds.entity_scores.items()],
             seed_labels=[{"label": lb, "act": a} for lb, a in seeds.labels.items()],
+            anchors=[*seeds.entity_scores, *([self_id] if self_id else [])],
             self_id=self_id)
         if not rows:
             return [], []
