@@ -1,9 +1,10 @@
 """Retrieval quality on a LoCoMo conversation: does recall show the turn that answers a question?
 
-    python -m benchmarks.recall_quality [--data DIR] [--no-write]
+    python -m benchmarks.recall_quality --data DIR [--no-write]
 
-The data is a development set kept outside this repository (its licence is non-commercial):
-by default `../shared/locomo-dev/conv-30` beside the clone, or `--data`, or PEGASUS_LOCOMO_DIR.
+The data is a LoCoMo conversation kept outside this repository (its licence is
+non-commercial), in the layout qa.json, sessions/*.json, batches/: `--data DIR`, or the folder
+PEGASUS_LOCOMO_DIR names.
 Each speaker's extraction batches are committed as that speaker's own user, in session order,
 with the session's time as the clock, a decay pass of that user before each session, and the
 transcript passed so snippets are checked. A day after the last session every question of
@@ -37,7 +38,6 @@ from pegasus import Memory
 from pegasus.text import fold, function_words, words
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "locomo-dev" / "conv-30"
 
 
 @dataclass
@@ -207,10 +207,15 @@ def table(outcomes: list[Outcome]) -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path,
-                        default=Path(os.environ.get("PEGASUS_LOCOMO_DIR", DEFAULT_DATA)))
+                        default=Path(os.environ["PEGASUS_LOCOMO_DIR"])
+                        if os.environ.get("PEGASUS_LOCOMO_DIR") else None,
+                        help="the LoCoMo conversation's folder (default: $PEGASUS_LOCOMO_DIR)")
     parser.add_argument("--no-write", action="store_true", help="print, don't update docs/")
     parser.add_argument("--misses", action="store_true", help="list the questions missed")
     args = parser.parse_args()
+    if args.data is None:
+        parser.error("no LoCoMo conversation: pass --data DIR or set PEGASUS_LOCOMO_DIR "
+                     "(the set is not part of this repository, CC BY-NC 4.0)")
     conv = load_conversation(args.data)
     with memory() as mem:
         began = time.monotonic()
