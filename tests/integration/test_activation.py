@@ -1,5 +1,6 @@
 """The activation Cypher against a hand-built graph with known strengths (docs/design.md)."""
 
+import contextlib
 from datetime import UTC, datetime
 
 import pytest
@@ -60,6 +61,26 @@ def reference(edges, seeds: dict[str, float], fanout: int = 10**9, hubs=frozense
     return total, hop, forward, reverse, hop1
 
 
+@contextlib.contextmanager
+def narrowed(engine, **update):
+    """The engine with some settings changed, restored afterwards."""
+    shipped = engine.settings
+    engine.settings = shipped.model_copy(update=update)
+    try:
+        yield
+    finally:
+        engine.settings = shipped
+
+
+def walk_from_u(graph, user_id, **update):
+    """The walk from U alone (activation 1.0) under changed settings: {name: score}, crossed."""
+    mem, ids = graph
+    with narrowed(mem.recall_engine, **update):
+        reached, crossed = mem.recall_engine.activate(
+            user_id, Seeds({ids["U"]: 1.0}, {}, []), NOW, None)
+    return {n.name: n.score for n in reached}, crossed
+
+
 @pytest.fixture
 def graph(settings, raw_driver, user_id):
     with Memory(settings) as mem:
@@ -115,15 +136,8 @@ def test_each_node_spreads_along_its_strongest_fanout_edges_only(graph, user_id,
     strength, and no edge left out is in the crossed list."""
     mem, ids = graph
     engine = mem.recall_engine
-    wide = engine.settings
-    engine.settings = wide.model_copy(update={"fanout": 3})
-    try:
-        reached, crossed = engine.activate(user_id, Seeds({ids["U"]: 1.0}, {}, []), NOW, None)
-    finally:
-        engine.settings = wide
-    got = {n.name: n.score for n in reached}
-    total, *_ = reference(EDGES, {"U": 1.0}, fanout=3)
-    assert got == pytest.approx(total, abs=1e-9)
+    got, crossed = walk_from_u(graph, user_id, fanout=3)
+    assert got == pytest.approx(reference(EDGES, {"U": 1.0}, fanout=3)[0], abs=1e-9)
     assert set(got) == {"U", "A", "B", "C", "D"}
     assert got["A"] == pytest.approx(100 / 180 * 0.6 + (50 / 180 * 0.6) * 30 / 80 * 0.6)
     follows = raw_driver.execute_query(
@@ -138,17 +152,8 @@ def test_the_second_hop_spreads_from_the_hottest_hop1_nodes_only(graph, user_id)
     """hop2_sources 2: hop 1 reaches A (100/180·0.6), B (50/180·0.6), C (20/180·0.6) and H
     (10/180·0.6); only A and B spread on, so H's X nodes are never reached and C sends
     nothing back to U, while every hop-1 node keeps its hop-1 score."""
-    mem, ids = graph
-    engine = mem.recall_engine
-    wide = engine.settings
-    engine.settings = wide.model_copy(update={"hop2_sources": 2})
-    try:
-        reached, _ = engine.activate(user_id, Seeds({ids["U"]: 1.0}, {}, []), NOW, None)
-    finally:
-        engine.settings = wide
-    got = {n.name: n.score for n in reached}
-    total, *_ = reference(EDGES, {"U": 1.0}, sources=2)
-    assert got == pytest.approx(total, abs=1e-9)
+    got, _ = walk_from_u(graph, user_id, hop2_sources=2)
+    assert got == pytest.approx(reference(EDGES, {"U": 1.0}, sources=2)[0], abs=1e-9)
     assert set(got) == {"U", "A", "B", "C", "D", "H"}
     assert got["H"] == pytest.approx(10 / 180 * 0.6, abs=1e-9)
     assert got["C"] == pytest.approx(20 / 180 * 0.6, abs=1e-9)
@@ -165,13 +170,9 @@ def test_a_node_with_more_relationships_than_hub_edges_spreads_nothing(graph, us
     A spreads as before."""
     mem, ids = graph
     engine = mem.recall_engine
-    wide = engine.settings
-    engine.settings = wide.model_copy(update={"hub_edges": 5})
-    try:
+    with narrowed(engine, hub_edges=5):
         reached, crossed = engine.activate(user_id, Seeds({ids["U"]: 1.0, ids["A"]: 0.5}, {}, []),
                                            NOW, None)
-    finally:
-        engine.settings = wide
     got = {n.name: n.score for n in reached}
     total, *_ = reference(EDGES, {"U": 1.0, "A": 0.5}, hubs={"U"})
     assert got == pytest.approx(total, abs=1e-9)
@@ -197,15 +198,11 @@ def test_a_label_seed_seeds_the_ends_of_its_fanout_strongest_edges(graph, user_i
             "CREATE (a)-[:VISITED {user_id: $u, id: $id, strength: $s}]->(b)",
             u=user_id, b=f"X{i + 1}", id=f"extra-{i}", s=strength)
     engine = mem.recall_engine
-    wide = engine.settings
-    engine.settings = wide.model_copy(update={"fanout": 2})
-    try:
+    with narrowed(engine, fanout=2):
         at_d, _ = engine.activate(user_id, Seeds({ids["D"]: 0.1}, {"VISITED": 0.5}, []), NOW,
                                   None)
         at_a, _ = engine.activate(user_id, Seeds({ids["A"]: 0.1}, {"VISITED": 0.5}, []), NOW,
                                   None)
-    finally:
-        engine.settings = wide
     assert {n.name for n in at_d if n.seed} == {"A", "D", "X3"}
     # A's only VISITED edge is A→D: D's edges to the X nodes are not read from A
     assert {n.name for n in at_a if n.seed} == {"A", "D"}
@@ -227,12 +224,8 @@ def test_a_label_seed_reads_no_edges_of_a_hub(graph, user_id):
     through it; at the shipped 1,000 it seeds A."""
     mem, ids = graph
     engine = mem.recall_engine
-    wide = engine.settings
-    engine.settings = wide.model_copy(update={"hub_edges": 5})
-    try:
+    with narrowed(engine, hub_edges=5):
         reached, _ = engine.activate(user_id, Seeds({}, {"KNOWS": 0.8}, []), NOW, ids["U"])
-    finally:
-        engine.settings = wide
     assert reached == []
     reached, _ = engine.activate(user_id, Seeds({}, {"KNOWS": 0.8}, []), NOW, ids["U"])
     assert {n.name for n in reached if n.seed} == {"A"}

@@ -65,16 +65,21 @@ def test_a_small_user_in_a_big_index_finds_its_keys(settings, user_id):
         assert set(fast) == {ids["Sarah"], ids["Lisbon"]}
 
 
+def _sixty_sarahs(mem: Memory, user: str) -> None:
+    """Sixty people named "Sarah <i>": more keys above 0.30 of "Sarah" than a word may seed."""
+    names = [f"Sarah {i}" for i in range(60)]
+    mem.commit(user, "c1", {
+        "entities": [{"name": n, "kind": "PERSON"} for n in names],
+        "relations": [rel("User", "KNOWS", n) for n in names]}, at=T0)
+
+
 def test_more_keys_above_the_threshold_than_first_asked_are_all_found(settings, user_id):
     """Sixty entities all named like the word: the first search (3 keys) cannot hold them, so
     the search must go deeper (3 → 12 → 48) until it holds the word's cap of seeds
     (`seeds_per_word`, 32): the same 32 the exact scan picks."""
-    names = [f"Sarah {i}" for i in range(60)]
     tight = settings.model_copy(update={"seed_candidates": 3})
     with Memory(tight) as mem:
-        mem.commit(user_id, "c1", {
-            "entities": [{"name": n, "kind": "PERSON"} for n in names],
-            "relations": [rel("User", "KNOWS", n) for n in names]}, at=T0)
+        _sixty_sarahs(mem, user_id)
         fast, exact = _agree(mem, user_id, "Sarah", 0.30)
     assert len(exact) == tight.seeds_per_word == 32  # deeper than the first two searches
     assert fast.keys() == exact.keys()
@@ -99,12 +104,9 @@ def test_a_user_whose_words_needed_a_deeper_search_starts_there_next_time(settin
     """Sixty "Sarah" entities and a first depth of 3: the first recall asks 3, 12, 48; the
     next one starts at 48 and asks once, with the same seeds as the exact scan. Another user
     of few keys still starts at 3."""
-    names = [f"Sarah {i}" for i in range(60)]
     tight = settings.model_copy(update={"seed_candidates": 3})
     with Memory(tight) as mem:
-        mem.commit(user_id, "c1", {
-            "entities": [{"name": n, "kind": "PERSON"} for n in names],
-            "relations": [rel("User", "KNOWS", n) for n in names]}, at=T0)
+        _sixty_sarahs(mem, user_id)
         mem.commit(user_id + "-few", "c1", _batch(user_id + "-few", ["Sarah", "Lisbon"]), at=T0)
         engine, asked = mem.recall_engine, []
         query = engine.store.query
