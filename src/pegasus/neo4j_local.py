@@ -443,8 +443,8 @@ class LocalNeo4j:
         self._wait_until_serving(process, state, timeout_s, console_offset)
         return state
 
-    def _wait_until_serving(self, process: subprocess.Popen, state: ServerState, timeout_s: float,
-                       console_offset: int = 0) -> None:
+    def _wait_until_serving(self, process: subprocess.Popen, state: ServerState,
+                            timeout_s: float, console_offset: int = 0) -> None:
         from neo4j import GraphDatabase
         from neo4j.exceptions import Neo4jError, ServiceUnavailable
 
