@@ -244,7 +244,7 @@ def main() -> None:
                 print(f"MISS [{o.category}] {q['question']} -> {o.missing}")
     if not args.no_write:
         write_section("Recall quality (LoCoMo dev set)",
-                      "python -m benchmarks.recall_quality", machine(), lines)
+                      "python -m benchmarks.recall_quality --data DIR", machine(), lines)
 
 
 if __name__ == "__main__":
