@@ -132,3 +132,23 @@ def test_a_user_whose_words_needed_a_deeper_search_starts_there_next_time(settin
     assert again == [48]
     assert len(exact) == 32 and fast.keys() == exact.keys()
     assert few == [3]
+
+
+def test_the_remembered_depths_are_bounded(settings, user_id, monkeypatch):
+    """Past DEPTH_HINTS_KEPT users the engine forgets the hints and starts over, so a server
+    with many users does not grow without bound; a forgotten user starts at the first depth."""
+    from pegasus.recall import engine as engine_module
+
+    monkeypatch.setattr(engine_module, "DEPTH_HINTS_KEPT", 2)
+    tight = settings.model_copy(update={"seed_candidates": 3})
+    with Memory(tight) as mem:
+        _sixty_sarahs(mem, user_id)
+        for other in ("-a", "-b"):
+            mem.commit(user_id + other, "c1", _batch(user_id + other, ["Sarah"]), at=T0)
+        engine = mem.recall_engine
+        _agree(mem, user_id, "Sarah", 0.30)
+        assert engine._depth_needed == {user_id: 48}
+        _agree(mem, user_id + "-a", "Sarah", 0.30)
+        assert len(engine._depth_needed) == 2
+        _agree(mem, user_id + "-b", "Sarah", 0.30)
+        assert engine._depth_needed == {user_id + "-b": 3}
