@@ -134,6 +134,9 @@ class Settings(BaseSettings):
     # Seed matching in the key_centred vector index: keys asked per word at first, deepened
     # 4x until no key above the threshold can be missing (design §7.3).
     seed_candidates: int = 16
+    # How many users' starting search depths one engine remembers before it starts over
+    # (design §7.3, "Starting depth"); forgetting one costs that user a shallow round.
+    depth_hints_kept: int = Field(default=100_000, ge=1)
     # A word seeds at most its `seeds_per_word` best entity keys above the threshold (§7.4).
     seeds_per_word: int = Field(default=32, ge=1)
 

@@ -134,13 +134,10 @@ def test_a_user_whose_words_needed_a_deeper_search_starts_there_next_time(settin
     assert few == [3]
 
 
-def test_the_remembered_depths_are_bounded(settings, user_id, monkeypatch):
-    """Past DEPTH_HINTS_KEPT users the engine forgets the hints and starts over, so a server
+def test_the_remembered_depths_are_bounded(settings, user_id):
+    """Past `depth_hints_kept` users the engine forgets the hints and starts over, so a server
     with many users does not grow without bound; a forgotten user starts at the first depth."""
-    from pegasus.recall import engine as engine_module
-
-    monkeypatch.setattr(engine_module, "DEPTH_HINTS_KEPT", 2)
-    tight = settings.model_copy(update={"seed_candidates": 3})
+    tight = settings.model_copy(update={"seed_candidates": 3, "depth_hints_kept": 2})
     with Memory(tight) as mem:
         _sixty_sarahs(mem, user_id)
         for other in ("-a", "-b"):

@@ -76,10 +76,6 @@ class RecallParams:
                    s.write_context_budget_words, s.write_context_fire_threshold)
 
 
-# How many users' search depths one engine remembers before it starts over (design §7.3).
-DEPTH_HINTS_KEPT = 100_000
-
-
 class RecallEngine:
     def __init__(self, store: Store, embedder: Embedder, settings: Settings) -> None:
         self.store = store
@@ -145,7 +141,8 @@ class RecallEngine:
                     shallow *= 4
                 needed = max(needed, shallow)
             depth *= 4
-        if len(self._depth_needed) >= DEPTH_HINTS_KEPT and user_id not in self._depth_needed:
+        kept = self.settings.depth_hints_kept
+        if len(self._depth_needed) >= kept and user_id not in self._depth_needed:
             self._depth_needed.clear()  # a hint: forgetting it costs each user one shallow round
         self._depth_needed[user_id] = needed
         keys: dict[str, dict[str, Any]] = {}
