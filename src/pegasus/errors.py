@@ -25,6 +25,10 @@ class Neo4jUnavailableError(PegasusError):
     """The Neo4j server cannot be reached or started."""
 
 
+class PortInUseError(Neo4jUnavailableError):
+    """A local Neo4j could not bind one of its ports: something else took it first."""
+
+
 class ExtractionError(PegasusError):
     """The LLM extractor failed or returned something unusable; nothing was written."""
 

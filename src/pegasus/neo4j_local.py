@@ -31,7 +31,7 @@ from pathlib import Path
 
 from filelock import FileLock
 
-from pegasus.errors import Neo4jUnavailableError
+from pegasus.errors import Neo4jUnavailableError, PortInUseError
 from pegasus.settings import Settings
 
 # Neo4j 2025+ renamed the Community entry class; 5.x keeps the old one.
@@ -221,11 +221,7 @@ def _http_discovery_answers(port: int) -> bool:
         return False
 
 
-class PortInUseError(Neo4jUnavailableError):
-    """Neo4j could not bind one of its ports: something else took it first."""
-
-
-_PORT_IN_USE = "is already in use, cannot bind to it"
+_PORT_IN_USE = re.compile(r"Address (\S+) is already in use, cannot bind to it")
 
 
 def _console_since(root: Path, offset: int) -> str:
@@ -408,19 +404,18 @@ class LocalNeo4j:
             )
             if done.returncode != 0:
                 raise Neo4jUnavailableError(f"could not set the password: {done.stderr[-1000:]}")
-        for attempt in range(3):
+        for _ in range(2):  # a third launch below, whose error is the caller's
             try:
                 return self._launch(java, classpath, entry, password, timeout_s)
             except PortInUseError:
-                if not self.repick_ports or attempt == 2:
+                if not self.repick_ports:
                     raise
                 self.bolt_port, self.http_port = free_ports(2)
-                self._write_conf()
-        raise AssertionError("unreachable")
+        return self._launch(java, classpath, entry, password, timeout_s)
 
     def _launch(self, java: str, classpath: str, entry: str, password: str | None,
                 timeout_s: float) -> ServerState:
-        conf_dir = self.root / "conf"
+        conf_dir = self._write_conf()  # again: the ports may have been picked anew
         console_path = self.root / "logs" / "console.log"
         console_offset = console_path.stat().st_size if console_path.exists() else 0
         console = open(console_path, "ab")  # noqa: SIM115 - child keeps it
@@ -453,10 +448,13 @@ class LocalNeo4j:
         while time.monotonic() < deadline:
             if process.poll() is not None:
                 self.state_file.unlink(missing_ok=True)
-                tail = self.log_tail()
-                in_use = _PORT_IN_USE in _console_since(self.root, console_offset)
-                error = PortInUseError if in_use else Neo4jUnavailableError
-                raise error(f"Neo4j exited with code {process.returncode} while starting:\n{tail}")
+                exited = f"Neo4j exited with code {process.returncode} while starting"
+                # The address goes first: the log tail may no longer hold the line that says it.
+                taken = _PORT_IN_USE.search(_console_since(self.root, console_offset))
+                if taken:
+                    raise PortInUseError(
+                        f"{taken.group(1)} is already in use: {exited}:\n{self.log_tail()}")
+                raise Neo4jUnavailableError(f"{exited}:\n{self.log_tail()}")
             try:
                 with GraphDatabase.driver(state.bolt_uri, auth=auth) as driver:
                     driver.verify_connectivity()

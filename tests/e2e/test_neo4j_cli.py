@@ -122,7 +122,8 @@ def test_a_server_on_fixed_ports_that_are_taken_says_so(tmp_path: Path):
 
     import pytest
 
-    from pegasus.neo4j_local import LocalNeo4j, PortInUseError
+    from pegasus.errors import PortInUseError
+    from pegasus.neo4j_local import LocalNeo4j
 
     bolt, http = free_ports(2)
     server = LocalNeo4j(Settings(), tmp_path / "server", bolt, http, auth=False,
