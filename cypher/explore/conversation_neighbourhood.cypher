@@ -3,5 +3,5 @@
 // :param conversation_id => 'demo-offer'
 MATCH (c:Conversation {user_id: $user_id, id: $conversation_id})-[:MENTIONS]->(n:Entity)
 OPTIONAL MATCH (n)-[r]-(m:Entity {user_id: $user_id})
-WHERE r.superseded_at IS NULL AND NOT coalesce(r.dormant, false)
+WHERE r.superseded_at IS NULL AND NOT coalesce(r.dormant, false) AND r.retracted_at IS NULL
 RETURN c, n, r, m

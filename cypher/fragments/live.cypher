@@ -1,4 +1,6 @@
-// A live edge: this user's, not dormant, not expired at $now. Superseded edges are live too
-// (a history recall may show them); `@current` is the live edge that is not superseded.
-EDGE.user_id = $user_id AND NOT coalesce(EDGE.dormant, false)
+// A live edge: this user's, not dormant, not expired at $now, not retracted by the person
+// (design §11: a retracted memory is never recalled, not even as history). Superseded edges
+// are live too (a history recall may show them); `@current` is the live edge that is not
+// superseded.
+EDGE.user_id = $user_id AND NOT coalesce(EDGE.dormant, false) AND EDGE.retracted_at IS NULL
   AND (EDGE.expires_at IS NULL OR EDGE.expires_at > $now)

@@ -1,6 +1,8 @@
-// Closing a conversation: the read log has been applied; keep it as provenance.
+// Closing a conversation: its read log has been applied, so it is cleared (design §11: what a
+// conversation read is not kept past its use); only the count of reinforced reads stays.
 MERGE (c:Conversation {user_id: $user_id, id: $conversation_id})
 ON CREATE SET c.started_at = $now, c.read_log = []
-SET c.read_log_applied = coalesce(c.read_log_applied, []) + coalesce(c.read_log, []),
+SET c.reads_reinforced = coalesce(c.reads_reinforced, 0) + $reinforced,
     c.read_log = [], c.closed_at = $now, c.ended_at = coalesce(c.ended_at, $now),
     c.status = 'closed'
+REMOVE c.read_log_applied

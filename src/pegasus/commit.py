@@ -20,7 +20,7 @@ from neo4j import ManagedTransaction
 from pegasus import vocab
 from pegasus.centring import centre
 from pegasus.embed import Embedder, pack_vector
-from pegasus.errors import ConversationConflictError, ExtractionError
+from pegasus.errors import ConversationConflictError, ErasureInProgressError, ExtractionError
 from pegasus.extract.clean import clean_batch, user_text
 from pegasus.merge.plan import StoredEdge
 from pegasus.merge.planner import (
@@ -121,6 +121,18 @@ def entity_row(entity: StoredEntity) -> dict[str, Any]:
     return {"id": entity.id, "kind_label": KIND_LABELS[entity.kind], "props": props}
 
 
+def lock_partition(tx: ManagedTransaction, user_id: str, now: datetime) -> dict[str, Any]:
+    """Take the user's partition lock for this transaction (every writer does, design §6);
+    refused while the user's whole memory is being forgotten (design §11)."""
+    state = run(tx, "write/lock_partition", user_id=user_id, now=now)[0]
+    if state["erasing_since"] is not None:
+        raise ErasureInProgressError(
+            f"the memory of {user_id!r} is being forgotten (since "
+            f"{state['erasing_since'].iso_format()[:19]}); nothing was written. If that erasure "
+            "was interrupted, run `pegasus forget --everything` for this user again")
+    return state
+
+
 def _ask(tx: ManagedTransaction, job: CommitJob, request: ReviewRequest) -> ReviewAnswer:
     """The reviewer's answer to one request, with each stored candidate's neighbourhood."""
     contexts = [
@@ -144,7 +156,7 @@ def commit_in_tx(tx: ManagedTransaction, job: CommitJob) -> CommitReport:
     transaction, asking the reviewer and embedding, and stops before any write."""
     settings, user_id = job.settings, job.user_id
     if job.phase == "write":
-        partition = run(tx, "write/lock_partition", user_id=user_id, now=job.at)
+        partition = [lock_partition(tx, user_id, job.at)]
     else:
         partition = run(tx, "read/partition_state", user_id=user_id)
     self_id = partition[0]["self_id"] if partition else None

@@ -35,3 +35,15 @@ class ExtractionError(PegasusError):
 
 class NotFoundError(PegasusError):
     """A referenced entity, merge record or conversation does not exist for this user."""
+
+
+class AmbiguousEntityError(PegasusError):
+    """A name matches several entities: nothing was changed; `choices` lists them."""
+
+    def __init__(self, message: str, choices: list[dict]) -> None:
+        super().__init__(message)
+        self.choices = choices
+
+
+class ErasureInProgressError(PegasusError):
+    """The user's whole memory is being forgotten; writes wait until that has finished."""

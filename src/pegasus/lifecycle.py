@@ -33,20 +33,24 @@ def close_in_tx(tx: ManagedTransaction, settings: Settings, user_id: str, conver
     entries = [e for e in dict.fromkeys(log["pending"]) if e not in applied]
     rows = [read_log_row(e) for e in entries]
     count = reinforce(tx, settings, user_id, rows, now) if rows else 0
-    run(tx, "write/close_conversation", user_id=user_id, conversation_id=conversation_id, now=now)
+    run(tx, "write/close_conversation", user_id=user_id, conversation_id=conversation_id, now=now,
+        reinforced=count)
     return count
 
 
 def consolidate(store: Store, settings: Settings, now: datetime,
                 user_id: str | None = None) -> DecayReport:
-    """Recompute edge strengths at `now` (every user's, or one user's); mark dormant, expired."""
+    """Recompute edge strengths at `now` (every user's, or one user's); mark dormant, expired;
+    delete the recorded turns past their retention (design §11)."""
     before = store.query("read/decay_counts", user_id=user_id)[0]
     store.auto("maintenance/decay", now=now, lambdas=settings.decay_lambdas,
                dormant_below=settings.dormant_below, batch_size=settings.decay_batch_size,
                user_id=user_id)
     after = store.query("read/decay_counts", user_id=user_id)[0]
     batches = -(-after["edges"] // settings.decay_batch_size) if after["edges"] else 0
-    return DecayReport(at=now, edges=after["edges"],
+    purged = store.execute("maintenance/purge_turns", user_id=user_id, now=now,
+                           before=now - timedelta(days=settings.turn_retention_days))
+    return DecayReport(at=now, edges=after["edges"], turns_purged=purged[0]["purged"],
                        dormant_now=max(after["dormant"] - before["dormant"], 0),
                        dormant_total=after["dormant"],
                        expired_now=max(after["expired"] - before["expired"], 0),

@@ -46,5 +46,5 @@ def _from_factory(settings: Settings) -> BaseChatModel:
 
 
 def prompt(name: str) -> str:
-    """A versioned prompt file, e.g. prompt("extract_v1")."""
+    """A versioned prompt file, e.g. prompt("extract_v2")."""
     return (resources.files("pegasus") / "extract" / "prompts" / f"{name}.md").read_text("utf-8")

@@ -22,10 +22,13 @@ from pegasus.merge.review import Reviewer
 from pegasus.merge.snapshots import Snapshots
 from pegasus.models import (
     CommitReport,
+    Correction,
     DecayReport,
     EntityView,
     ExtractionBatch,
+    ForgetReport,
     MemoryEdge,
+    MemoryHistory,
     MergeRecord,
     Recall,
     Turn,
@@ -126,6 +129,13 @@ class Memory:
             except ValidationError as exc:
                 raise InvalidBatchError(
                     f"not an extraction batch: {describe_validation_error(exc)}") from exc
+        applied = None
+        if batch.forget and not self.conversation_state(user_id, conversation_id)["committed"]:
+            # The user's requests to forget apply first: what this conversation says anew is
+            # kept. A commit repeated after it landed does not apply them again.
+            from pegasus.ownership.requests import apply_requests
+
+            applied = apply_requests(self, user_id, batch.forget, aware(at))
         job = CommitJob(
             settings=self.settings, embedder=self.embedder, user_id=user_id,
             conversation_id=conversation_id, batch=batch, at=aware(at), transcript=transcript,
@@ -148,6 +158,9 @@ class Memory:
                 continue
             if job.advance is not None:  # written: the kept partition moves with it
                 self.snapshots.advance(job.advance)
+            if applied is not None:
+                report.forgotten, report.retracted = applied.forgotten, applied.retracted
+                report.notes += applied.notes
             return report
         raise PegasusError(f"the memory of {user_id!r} kept changing while this commit's merges "
                            "were reviewed; nothing was written, try again")
@@ -246,9 +259,8 @@ class Memory:
         return (rows[0]["status"], rows[0]["attempts"]) if rows else ("closed", 0)
 
     def edges(self, user_id: str) -> list[MemoryEdge]:
-        """Every memory edge of a user, current or not, with its strength and state."""
-        _check_id("user_id", user_id)
-        return [MemoryEdge(**r) for r in self.store.query("read/user_edges", user_id=user_id)]
+        """Every memory edge of a user, in any state, with its strength (notebooks)."""
+        return self.memories(user_id, state="all")
 
     def entities(self, user_id: str, name: str, limit: int = 25, at: datetime | None = None
                  ) -> list[EntityView]:
@@ -308,6 +320,111 @@ class Memory:
         statuses = ["flagged", "pending"] if include_pending else ["flagged"]
         return [MergeRecord(**r) for r in self.store.query("read/merge_records", user_id=user_id,
                                                             statuses=statuses)]
+
+    # --- the person's control over their memory (design §11) ---------------------------------
+
+    def memories(self, user_id: str, about: str | None = None,
+                 state: str | list[str] = "current", limit: int | None = None, offset: int = 0,
+                 at: datetime | None = None) -> list[MemoryEdge]:
+        """A user's memories in a state (current, superseded, dormant, expired, retracted or
+        all), about one entity (its name, an alias or its id) when given; one page of `limit`
+        from `offset` (ordered by source, relation, target)."""
+        from pegasus.ownership.see import memories
+
+        _check_id("user_id", user_id)
+        now = aware(at)
+        return self.store.read(lambda tx: memories(tx, user_id, about, state, now, limit, offset))
+
+    def memory(self, user_id: str, memory_id: str, at: datetime | None = None) -> MemoryHistory:
+        """One memory with its history: every sighting, reinforcements, its strength at `at`
+        (now), and what superseded it. NotFoundError for an id the user has no memory by."""
+        from pegasus.ownership.see import history
+
+        _check_id("user_id", user_id)
+        now = aware(at)
+        return self.store.read(lambda tx: history(tx, self.settings, user_id, memory_id, now))
+
+    def retract(self, user_id: str, memory_id: str, at: datetime | None = None,
+                undo: bool = False) -> Correction:
+        """Mark a memory wrong: never recalled again, not even as history; kept, with the date.
+        `undo=True` takes the retraction back."""
+        from pegasus.ownership.correct import retract
+
+        _check_id("user_id", user_id)
+        now = aware(at)
+        return self.store.write(lambda tx: retract(tx, user_id, memory_id, now, undo))
+
+    def rename_entity(self, user_id: str, entity: str, new_name: str,
+                      at: datetime | None = None) -> Correction:
+        """Rename an entity (named by its name, an alias or its id); its keys are re-embedded."""
+        from pegasus.ownership.correct import rename
+
+        _check_id("user_id", user_id)
+        now = aware(at)
+        return self.store.write(
+            lambda tx: rename(tx, self.embedder, user_id, entity, new_name, now))
+
+    def edit_aliases(self, user_id: str, entity: str, add: list[str] | None = None,
+                     remove: list[str] | None = None, at: datetime | None = None) -> Correction:
+        """Add or remove aliases of an entity; the keys follow."""
+        from pegasus.ownership.correct import edit_aliases
+
+        _check_id("user_id", user_id)
+        now = aware(at)
+        return self.store.write(lambda tx: edit_aliases(
+            tx, self.embedder, user_id, entity, list(add or []), list(remove or []), now))
+
+    def merge_entities(self, user_id: str, keep: str, absorb: str,
+                       at: datetime | None = None) -> Correction:
+        """Merge two entities the person says are one; recorded, so `undo_merge` splits them."""
+        from pegasus.ownership.correct import merge
+
+        _check_id("user_id", user_id)
+        now = aware(at)
+        return self.store.write(lambda tx: merge(tx, self.embedder, user_id, keep, absorb, now))
+
+    def forget_memory(self, user_id: str, memory_id: str, at: datetime | None = None
+                      ) -> ForgetReport:
+        """Erase one memory, everywhere its words live (design §11)."""
+        from pegasus.ownership.forget import forget_memory
+
+        _check_id("user_id", user_id)
+        now = aware(at)
+        return self.store.write(lambda tx: forget_memory(tx, user_id, memory_id, now))
+
+    def forget_entity(self, user_id: str, entity: str, at: datetime | None = None
+                      ) -> ForgetReport:
+        """Erase one entity and all its memories; conversations lose what names it."""
+        from pegasus.ownership.forget import forget_entity, forget_staged
+
+        _check_id("user_id", user_id)
+        now = aware(at)
+        report, forms = self.store.write(lambda tx: forget_entity(tx, user_id, entity, now))
+        report.staging_files = forget_staged(self.settings.home, user_id, None, forms)
+        return report
+
+    def forget_conversation(self, user_id: str, conversation_id: str,
+                            at: datetime | None = None) -> ForgetReport:
+        """Erase one conversation: what only it taught, its sightings, its record and turns."""
+        from pegasus.ownership.forget import forget_conversation, forget_staged
+
+        _check_id("user_id", user_id)
+        _check_id("conversation_id", conversation_id)
+        now = aware(at)
+        report = self.store.write(lambda tx: forget_conversation(
+            tx, self.embedder, user_id, conversation_id, now))
+        report.staging_files = forget_staged(self.settings.home, user_id, conversation_id)
+        return report
+
+    def forget_everything(self, user_id: str, at: datetime | None = None) -> ForgetReport:
+        """Erase every memory, entity, conversation and file of the user, in batches."""
+        from pegasus.ownership.forget import forget_everything
+
+        _check_id("user_id", user_id)
+        report = forget_everything(self.store, self.settings, user_id, aware(at))
+        self.snapshots.forget(user_id)
+        self.recall_engine.forget_user(user_id)
+        return report
 
     def undo_merge(self, user_id: str, record_id: str, at: datetime | None = None
                    ) -> UndoResult:

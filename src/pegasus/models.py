@@ -133,12 +133,27 @@ class ConversationIn(_Lenient):
         default_factory=list, max_length=MAX_TAGS)
 
 
+class ForgetIn(_Lenient):
+    """A request the user made in the conversation to forget or retract what they said before
+    (design §11): about one entity; with `relation` (and `target`), only those memories."""
+
+    about: Name
+    relation: Annotated[str, StringConstraints(max_length=MAX_LABEL_CHARS)] | None = None
+    target: Name | None = None
+    action: Literal["forget", "retract"] = "forget"
+    snippet: Snippet | None = None  # the user's words asking for it (shown in the report only)
+
+
+MAX_FORGET_REQUESTS = 50
+
+
 class ExtractionBatch(_Lenient):
     """What the extractor hands over for one conversation; `commit` accepts it directly."""
 
     entities: list[EntityIn] = Field(default_factory=list)
     relations: list[RelationIn] = Field(default_factory=list)
     conversation: ConversationIn = Field(default_factory=ConversationIn)
+    forget: list[ForgetIn] = Field(default_factory=list, max_length=MAX_FORGET_REQUESTS)
 
 
 class Turn(BaseModel):
@@ -218,6 +233,8 @@ class CommitReport(BaseModel):
     superseded: list[str] = Field(default_factory=list)
     revived: list[str] = Field(default_factory=list)
     ended: list[str] = Field(default_factory=list)
+    forgotten: list[str] = Field(default_factory=list)  # erased at the user's request (§11)
+    retracted: list[str] = Field(default_factory=list)  # retracted at the user's request
     dropped: list[Dropped] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
 
@@ -292,13 +309,18 @@ class DecayReport(BaseModel):
     dormant_total: int = 0
     expired_now: int = 0
     batches: int = 0
+    turns_purged: int = 0  # conversations whose recorded turns passed their retention
 
 
 # --- what the facade's inspection methods return (the HTTP API and MCP reuse them) -------
 
 
+MemoryState = Literal["current", "superseded", "dormant", "expired", "retracted"]
+MEMORY_STATES: tuple[str, ...] = ("current", "superseded", "dormant", "expired", "retracted")
+
+
 class MemoryEdge(BaseModel):
-    """One memory edge of a user, current or not, as `Memory.edges` lists it."""
+    """One memory edge of a user, in any state, as `Memory.memories` lists it."""
 
     id: str
     source_id: str
@@ -306,9 +328,14 @@ class MemoryEdge(BaseModel):
     relation: str
     target_id: str
     target: str
+    state: MemoryState = "current"
     strength: float | None = None
     strength_at_touch: float | None = None
+    confidence: float | None = None
     touched_at: str | None = None  # ISO 8601, as stored
+    created_at: str | None = None
+    superseded_at: str | None = None
+    retracted_at: str | None = None
     stability: str | None = None
     cardinality: str | None = None
     dormant: bool = False
@@ -376,3 +403,67 @@ class UndoResult(BaseModel):
     restored: str
     restored_id: str
     edges_moved: int
+
+
+class Sighting(BaseModel):
+    """One conversation's sighting of a memory: its words, when, and how sure."""
+
+    conversation_id: str
+    at: str | None = None  # ISO 8601
+    snippet: str | None = None
+    evidence: str | None = None
+    confidence: float | None = None
+
+
+class MemoryHistory(BaseModel):
+    """One memory with its history (`Memory.memory`): every sighting, its reinforcements, the
+    strength now, and what superseded it."""
+
+    memory: MemoryEdge
+    sightings: list[Sighting]
+    said_at: str | None = None  # when the words shown for it were said
+    reinforcements: int = 0
+    reinforced_at: list[str] = Field(default_factory=list)  # the last 20, oldest first
+    strength_now: float | None = None  # decayed to the asking instant
+    superseded_by: str | None = None  # the id of the memory that replaced it
+    superseded_by_line: str | None = None  # `source -[RELATION]-> target` of that memory
+
+
+class EntityChoice(BaseModel):
+    """An entity a name could mean, when it means several (nothing is done then)."""
+
+    id: str
+    name: str
+    kind: str
+    memories: int
+    is_self: bool = False
+
+
+class Correction(BaseModel):
+    """What a correction changed: a retracted or restored memory, a renamed or merged entity."""
+
+    action: str
+    memory_id: str | None = None
+    entity_id: str | None = None
+    name: str | None = None
+    aliases: list[str] = Field(default_factory=list)
+    merge_record_id: str | None = None
+    edges_moved: int = 0
+    notes: list[str] = Field(default_factory=list)
+
+
+class ForgetReport(BaseModel):
+    """What an erasure removed (design §11). A second run of the same erasure removes nothing."""
+
+    user_id: str
+    scope: Literal["memory", "entity", "conversation", "everything"]
+    memories: int = 0  # memory edges erased, with their snippets
+    memories_changed: int = 0  # kept (seen elsewhere too) but lost the erased sighting
+    memories_revived: int = 0  # superseded or ended by the erased conversation: current again
+    entities: int = 0
+    entities_changed: int = 0  # kept, but lost the names or properties the erased part gave
+    keys: int = 0
+    conversations: int = 0
+    conversations_scrubbed: int = 0  # kept, but lost a summary, tags or turns naming it
+    merge_records: int = 0
+    staging_files: int = 0

@@ -96,6 +96,14 @@ class Settings(BaseSettings):
     decay_interval_h: float = 23.0
     decay_in_serve: bool = True
 
+    # --- the person's control (design §11) ----------------------------------------------------
+    # Forgetting a whole user deletes this many edges or nodes per transaction.
+    erase_batch_size: int = Field(default=5_000, ge=1)
+    # Recorded turns (proxy, plugins) are deleted this many days after their conversation was
+    # remembered (committed or closed); 0 deletes them at the next daily pass. Read logs are
+    # cleared as soon as they have been reinforced, at close.
+    turn_retention_days: float = Field(default=7.0, ge=0)
+
     # --- recall (design §7) ------------------------------------------------------------------
     seed_threshold: float = 0.30
     margin_top: float = 0.15

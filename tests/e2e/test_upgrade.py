@@ -88,7 +88,8 @@ def test_a_5_26_store_upgrades_to_2026_and_recalls():
         with Memory(settings) as mem:
             assert mem.store.server_info()["version"] == Settings().neo4j_version
             assert mem.migrate() == ["V0006__key_index_per_user.cypher",
-                                     "V0007__snippet_targets.cypher"]
+                                     "V0007__snippet_targets.cypher",
+                                     "V0008__erasure_indexes.cypher"]
             with GraphDatabase.driver(state.bolt_uri, auth=(state.user, state.password)) as d:
                 centred = d.execute_query(
                     "MATCH (k:Key {user_id: $u}) RETURN count(k) AS n, "

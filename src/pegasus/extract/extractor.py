@@ -28,7 +28,7 @@ from tenacity import (
 
 from pegasus.errors import ExtractionError
 from pegasus.llm import prompt
-from pegasus.models import ConversationIn, EntityIn, ExtractionBatch, RelationIn
+from pegasus.models import ConversationIn, EntityIn, ExtractionBatch, ForgetIn, RelationIn
 
 log = logging.getLogger(__name__)
 
@@ -45,11 +45,18 @@ class record_conversation(ConversationIn):  # noqa: N801
     """Record the conversation: a short summary, importance 0–1, a few tags."""
 
 
+class record_forget(ForgetIn):  # noqa: N801
+    """Record the user asking to forget something they said before ("forget what I told you
+    about Tom": action forget) or saying it was wrong ("that's not true, I never had a sister":
+    action retract). `about` is the entity; give `relation` and `target` to aim at one memory."""
+
+
 class finish(BaseModel):  # noqa: N801
     """Call once when everything worth remembering is recorded."""
 
 
-TOOLS = {t.__name__: t for t in (record_entity, record_relation, record_conversation, finish)}
+TOOLS = {t.__name__: t for t in (record_entity, record_relation, record_conversation,
+                                 record_forget, finish)}
 MAX_ROUNDS = 40
 
 
@@ -61,12 +68,20 @@ def is_transient(exc: BaseException) -> bool:
                                   "InternalServerError", "ServiceUnavailableError"}
 
 
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
 class Staging:
-    """The staged tool calls of one (user, conversation), one JSON line each, fsynced."""
+    """The staged tool calls of one (user, conversation), one JSON line each, fsynced. Each
+    user's files share one folder, so forgetting a user removes them all (design §11)."""
 
     def __init__(self, root: Path, user_id: str, conversation_id: str) -> None:
-        digest = hashlib.sha256(f"{user_id}\0{conversation_id}".encode()).hexdigest()[:32]
-        self.path = root / "staging" / f"{digest}.jsonl"
+        self.path = self.user_dir(root, user_id) / f"{_digest(conversation_id)}.jsonl"
+
+    @staticmethod
+    def user_dir(root: Path, user_id: str) -> Path:
+        return root / "staging" / _digest(user_id)
 
     def load(self) -> list[dict[str, Any]]:
         if not self.path.exists():
@@ -101,6 +116,8 @@ def batch_from(items: list[dict[str, Any]]) -> ExtractionBatch:
             batch.relations.append(RelationIn.model_validate(args))
         elif item["tool"] == "record_conversation":
             batch.conversation = ConversationIn.model_validate(args)
+        elif item["tool"] == "record_forget":
+            batch.forget.append(ForgetIn.model_validate(args))
     return batch
 
 
@@ -143,7 +160,7 @@ class Extractor:
         if staged:
             human += ("\n\nALREADY RECORDED (an earlier run was cut off; do not repeat these, "
                       "continue from here)\n" + "\n".join(json.dumps(i) for i in staged))
-        messages: list[BaseMessage] = [SystemMessage(prompt("extract_v1")), HumanMessage(human)]
+        messages: list[BaseMessage] = [SystemMessage(prompt("extract_v2")), HumanMessage(human)]
         finished = False
         for _ in range(MAX_ROUNDS):
             reply = self._invoke(messages)

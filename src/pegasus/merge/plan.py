@@ -7,6 +7,7 @@ one_to_one sightings in one batch leave the later one current.
 
 from __future__ import annotations
 
+import json
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -51,6 +52,15 @@ class EdgePlan:
     relation_edges: list[str | None] = field(default_factory=list)
 
 
+def sighting(conversation_id: str, at: datetime, relation: CleanRelation) -> str:
+    """One conversation's sighting of an edge as stored in `r.sightings` (JSON text): whose
+    words, when, and how sure. Forgetting a conversation removes its sighting, and the edge's
+    words fall back to another's (design §11)."""
+    return json.dumps({"conversation_id": conversation_id, "at": at.isoformat(),
+                       "snippet": relation.snippet, "evidence": relation.evidence,
+                       "confidence": relation.confidence}, ensure_ascii=False)
+
+
 def plan_edges(
     relations: list[ResolvedRelation],
     stored: list[StoredEdge],
@@ -69,6 +79,16 @@ def plan_edges(
     was_superseded = {edge.id: edge.superseded for edge in stored}
     superseded_by: dict[str, str | None] = {}
     edges: dict[str, StoredEdge] = {edge.id: edge for edge in stored}
+    # This conversation's one sighting of each edge: where it is written (a created edge's
+    # props, or the first sighting row), with the surest words of the batch, as the edge takes.
+    sighted: dict[str, tuple[Any, Any, float]] = {}
+
+    def sight(edge_id: str, holder: Any, key: Any, rel: CleanRelation) -> None:
+        kept = sighted.get(edge_id)
+        if kept is None or rel.confidence > kept[2]:
+            holder, key = (holder, key) if kept is None else kept[:2]
+            holder[key] = sighting(conversation_id, at, rel)
+            sighted[edge_id] = (holder, key, rel.confidence)
 
     def supersede(edge: StoredEdge, by: str | None) -> None:
         edge.superseded = True
@@ -96,11 +116,13 @@ def plan_edges(
                                        "target_id": item.target_id, "edge_id": edge_id})
                 plan.reinforced.append(triple)
             existing.superseded = False
-            plan.sightings.append({
+            row = {
                 "source_id": item.source_id, "target_id": item.target_id, "edge_id": edge_id,
                 "confidence": rel.confidence,
-                "snippet": rel.snippet, "evidence": rel.evidence,
-            })
+                "snippet": rel.snippet, "evidence": rel.evidence, "sighting": None,
+            }
+            plan.sightings.append(row)
+            sight(edge_id, row, "sighting", rel)
             existing.confidence = max(existing.confidence, rel.confidence)
         else:
             edge_id = str(uuid.uuid4())
@@ -113,9 +135,10 @@ def plan_edges(
                     "cardinality": rel.cardinality, "expires_at": rel.expires_at,
                     "snippet": rel.snippet, "evidence": rel.evidence,
                     "conversations": [conversation_id], "dormant": False, "expired": False,
-                    "created_at": at,
+                    "created_at": at, "sightings": [None],
                 },
             })
+            sight(edge_id, plan.create[-1]["props"]["sightings"], 0, rel)
             plan.created.append(triple)
             edges[edge_id] = StoredEdge(edge_id, item.source_id, rel.label, item.target_id,
                                         False, rel.cardinality, rel.confidence)

@@ -81,6 +81,11 @@ class Snapshots:
                 kept.pool, kept.token, kept.newest = Pool(entities), token, newest
             yield kept.pool
 
+    def forget(self, user_id: str) -> None:
+        """Drop what is kept of a user (their memory was erased)."""
+        with self._lock:
+            self._kept.pop(user_id, None)
+
     def advance(self, step: Advance) -> None:
         """After a commit was written: fold its overlay into the kept pool, or drop the pool
         when it cannot be kept equal to a fresh read."""

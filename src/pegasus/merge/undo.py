@@ -1,38 +1,43 @@
-"""Undoing a merge from its record (design §5, beyond the write-up): both nodes as they were."""
+"""Undoing a merge from its record (design §5, beyond the write-up): both nodes as they were.
+
+A merge made by hand (design §11) records the absorbed entity whole (its id, conversations) and
+the memories that ran between the two, which the merge had to take off; undo restores those too.
+"""
 
 from __future__ import annotations
 
 import json
 import uuid
 from datetime import datetime
+from typing import Any
 
 from neo4j import ManagedTransaction
 
-from pegasus.commit import drop_stale_keys, entity_row, stored_entities, write_keys
+from pegasus.commit import (
+    drop_stale_keys,
+    entity_row,
+    lock_partition,
+    stored_entities,
+    write_keys,
+)
 from pegasus.embed import Embedder
 from pegasus.errors import NotFoundError, PegasusError
 from pegasus.merge.rules import StoredEntity
 from pegasus.models import CleanEntity
+from pegasus.portable import decode_props
+from pegasus.snippets import write_snippets
 from pegasus.store import run
 from pegasus.text import fold
 
 
-def undo_in_tx(tx: ManagedTransaction, embedder: Embedder, user_id: str, record_id: str,
-               now: datetime) -> dict:
-    """Split a merge: the survivor gets back what it had, the absorbed entity is restored."""
-    run(tx, "write/lock_partition", user_id=user_id, now=now)
-    rows = run(tx, "read/merge_record", user_id=user_id, record_id=record_id)
-    if not rows:
-        raise NotFoundError(f"no merge record {record_id!r} for this user")
-    record = rows[0]["record"]
-    if record["status"] not in ("merged", "flagged"):
-        raise PegasusError(f"merge record {record_id!r} is {record['status']}; nothing to undo")
-    if not rows[0]["survivor_exists"]:
-        raise NotFoundError("the surviving entity of this merge no longer exists")
+def revert_record(survivor: StoredEntity, record: dict[str, Any]) -> set[str]:
+    """Take back from `survivor` what the merge of `record` gave it: the absorbed forms, the
+    properties it added or overwrote, its confidence and kind, its conversation. The property
+    keys touched (a key the merge added must be removed in the graph too)."""
     absorbed = CleanEntity.model_validate_json(record["absorbed"])
-    before = json.loads(record["before"])
-    [survivor] = stored_entities(tx, user_id, ids=[record["survivor_id"]])
-    had = survivor.forms()
+    before = json.loads(record["before"]) if record.get("before") else None
+    if before is None:
+        return set()
     added = {fold(f) for f in [absorbed.name, *absorbed.aliases]} - {
         fold(f) for f in [before["name"], *before["aliases"]]}
     survivor.aliases = [a for a in survivor.aliases if fold(a) not in added]
@@ -44,27 +49,67 @@ def undo_in_tx(tx: ManagedTransaction, embedder: Embedder, user_id: str, record_
     survivor.confidence = before["confidence"]
     survivor.kind = before.get("kind", survivor.kind)  # a provisional node's kind comes back
     survivor.provisional = before.get("provisional", survivor.provisional)
-    if record["conversation_id"] not in before["conversations"]:
-        survivor.conversations = [c for c in survivor.conversations
-                                  if c != record["conversation_id"]]
+    gave = set(json.loads(record["absorbed"]).get("conversations") or [record["conversation_id"]])
+    survivor.conversations = [c for c in survivor.conversations
+                              if c not in gave or c in before["conversations"]]
+    return set(before["properties"]) | set(absorbed.properties)
+
+
+def undo_in_tx(tx: ManagedTransaction, embedder: Embedder, user_id: str, record_id: str,
+               now: datetime) -> dict:
+    """Split a merge: the survivor gets back what it had, the absorbed entity is restored."""
+    lock_partition(tx, user_id, now)
+    rows = run(tx, "read/merge_record", user_id=user_id, record_id=record_id)
+    if not rows:
+        raise NotFoundError(f"no merge record {record_id!r} for this user")
+    record = rows[0]["record"]
+    if record["status"] not in ("merged", "flagged"):
+        raise PegasusError(f"merge record {record_id!r} is {record['status']}; nothing to undo")
+    if not rows[0]["survivor_exists"]:
+        raise NotFoundError("the surviving entity of this merge no longer exists")
+    absorbed = CleanEntity.model_validate_json(record["absorbed"])
+    whole = json.loads(record["absorbed"])  # a merge by hand keeps the absorbed id and sources
+    [survivor] = stored_entities(tx, user_id, ids=[record["survivor_id"]])
+    had = survivor.forms()
+    touched = revert_record(survivor, record)
     restored = StoredEntity(
-        id=str(uuid.uuid4()), name=absorbed.name, kind=absorbed.kind,
+        id=whole.get("id") or str(uuid.uuid4()), name=absorbed.name, kind=absorbed.kind,
         aliases=list(absorbed.aliases), confidence=absorbed.confidence,
-        properties=dict(absorbed.properties), conversations=[record["conversation_id"]],
+        properties=dict(absorbed.properties),
+        conversations=whole.get("conversations") or [record["conversation_id"]],
+        provisional=bool(whole.get("provisional")),
     )
     row = entity_row(survivor)
-    for key in set(before["properties"]) | set(absorbed.properties):
+    for key in touched:
         row["props"].setdefault(f"p_{key}", None)  # a property the merge added is removed again
     run(tx, "write/update_entities", user_id=user_id, now=now, rows=[row])
     run(tx, "write/create_entities", user_id=user_id, now=now, rows=[entity_row(restored)])
     moved = run(tx, "write/move_edges", user_id=user_id, rows=[
         {"edge_id": e, "survivor_id": survivor.id, "restored_id": restored.id}
         for e in record.get("edge_ids") or []])
-    write_keys(tx, embedder, user_id, now, [survivor, restored], set())
+    between = [json.loads(x) for x in record.get("between") or []]
+    if between:
+        _restore_between(tx, embedder, user_id, now, survivor.id, restored.id, between)
+    write_keys(tx, embedder, user_id, now, [survivor, restored], {e["label"] for e in between})
     drop_stale_keys(tx, user_id, {survivor.id: [f for f in had if f not in survivor.forms()]},
                     set())
     run(tx, "write/partition_stats", user_id=user_id, now=now, self_id=None)
     run(tx, "write/mark_merge_undone", user_id=user_id, record_id=record_id, now=now,
         restored_id=restored.id)
     return {"survivor": survivor.name, "restored": restored.name, "restored_id": restored.id,
-            "edges_moved": moved[0]["moved"] if moved else 0}
+            "edges_moved": (moved[0]["moved"] if moved else 0) + len(between)}
+
+
+def _restore_between(tx: ManagedTransaction, embedder: Embedder, user_id: str, now: datetime,
+                     survivor_id: str, restored_id: str, between: list[dict[str, Any]]) -> None:
+    """Recreate the memories that ran between the two entities, with their snippets."""
+    rows = []
+    for edge in between:
+        ends = (survivor_id, restored_id) if edge["from_survivor"] else (restored_id, survivor_id)
+        rows.append({"source_id": ends[0], "target_id": ends[1], "label": edge["label"],
+                     "props": decode_props(edge["props"])})
+    run(tx, "write/create_edges", user_id=user_id, rows=rows)
+    for edge, row in zip(between, rows, strict=True):
+        write_snippets(tx, embedder, user_id, edge.get("said_in") or "", now,
+                       [{"source_id": row["source_id"], "target_id": row["target_id"],
+                         "edge_id": row["props"]["id"]}])

@@ -85,6 +85,10 @@ class RecallEngine:
         # depth"): a big partition starts deep instead of paying a shallow round first.
         self._depth_needed: dict[str, int] = {}
 
+    def forget_user(self, user_id: str) -> None:
+        """Drop what this engine remembers of a user (their memory was erased)."""
+        self._depth_needed.pop(user_id, None)
+
     # --- keys ----------------------------------------------------------------------------
 
     def partition(self, user_id: str) -> Partition:

@@ -1,0 +1,39 @@
+// A user's memories for the person to see (design §11): every edge of the partition, or the
+// edges of the given entities ($entity_ids), or the given edges ($rows: {edge_id, source_id,
+// target_id}), each with its state at $now, filtered to $states, one page at a time (ordered
+// by source, relation, target, id).
+CALL () {
+  WITH 1 AS one WHERE $entity_ids IS NULL AND $rows IS NULL
+  MATCH (a:Entity {user_id: $user_id})-[r]->(b:Entity {user_id: $user_id})
+  WHERE r.user_id = $user_id
+  RETURN a, r, b
+  UNION
+  UNWIND coalesce($entity_ids, []) AS entity_id
+  MATCH (:Entity {user_id: $user_id, id: entity_id})-[r]-(:Entity {user_id: $user_id})
+  WHERE r.user_id = $user_id
+  RETURN startNode(r) AS a, r, endNode(r) AS b
+  UNION
+  UNWIND coalesce($rows, []) AS row
+  MATCH (a:Entity {user_id: $user_id, id: row.source_id}),
+        (b:Entity {user_id: $user_id, id: row.target_id})
+  MATCH (a)-[r]->(b)
+  WHERE r.id = row.edge_id AND r.user_id = $user_id
+  RETURN a, r, b
+}
+WITH a, r, b, CASE
+  WHEN r.retracted_at IS NOT NULL THEN 'retracted'
+  WHEN r.superseded_at IS NOT NULL THEN 'superseded'
+  WHEN coalesce(r.dormant, false) THEN 'dormant'
+  WHEN r.expires_at IS NOT NULL AND r.expires_at <= $now THEN 'expired'
+  ELSE 'current' END AS state
+WHERE state IN $states
+RETURN r.id AS id, a.id AS source_id, a.name AS source, type(r) AS relation, b.id AS target_id,
+       b.name AS target, state, r.strength AS strength, r.strength_at_touch AS strength_at_touch,
+       r.confidence AS confidence, toString(r.touched_at) AS touched_at,
+       toString(r.created_at) AS created_at, toString(r.superseded_at) AS superseded_at,
+       toString(r.retracted_at) AS retracted_at, r.stability AS stability,
+       r.cardinality AS cardinality, coalesce(r.dormant, false) AS dormant,
+       r.superseded_at IS NOT NULL AS superseded, coalesce(r.expired, false) AS expired,
+       r.snippet AS snippet, r.conversations AS conversations
+ORDER BY source, relation, target, id
+SKIP $skip LIMIT $limit

@@ -1,0 +1,93 @@
+"""Seeing one's memory: the memories, filtered and paged, and one memory's whole history."""
+
+from __future__ import annotations
+
+import json
+import math
+from datetime import datetime
+from typing import Any
+
+from neo4j import ManagedTransaction
+
+from pegasus.errors import PegasusError
+from pegasus.models import MEMORY_STATES, MemoryEdge, MemoryHistory, Sighting
+from pegasus.ownership.refs import one_edge, resolve_entity
+from pegasus.settings import Settings
+from pegasus.store import run
+
+MAX_PAGE = 1000
+
+
+def states_for(state: str | list[str]) -> list[str]:
+    """The states a filter names: one state, several, or "all"."""
+    wanted = [state] if isinstance(state, str) else list(state)
+    if "all" in wanted:
+        return list(MEMORY_STATES)
+    unknown = [s for s in wanted if s not in MEMORY_STATES]
+    if unknown or not wanted:
+        raise PegasusError(f"unknown memory state {unknown[0] if unknown else ''!r}; one of "
+                           f"{', '.join(MEMORY_STATES)} or all")
+    return wanted
+
+
+def memories(tx: ManagedTransaction, user_id: str, about: str | None, state: str | list[str],
+             now: datetime, limit: int | None, offset: int = 0) -> list[MemoryEdge]:
+    """The user's memories in these states (about one entity, when named), one page."""
+    if limit is not None and not 1 <= limit <= MAX_PAGE:
+        raise PegasusError(f"limit must be between 1 and {MAX_PAGE}")
+    if offset < 0:
+        raise PegasusError("offset must not be negative")
+    entity_ids = [resolve_entity(tx, user_id, about).id] if about is not None else None
+    rows = run(tx, "ownership/memories", user_id=user_id, entity_ids=entity_ids, rows=None,
+               states=states_for(state), now=now, skip=offset,
+               limit=limit if limit is not None else 2**62)
+    return [MemoryEdge(**r) for r in rows]
+
+
+def _iso(value: Any) -> str | None:
+    if value is None:
+        return None
+    return (value.to_native() if hasattr(value, "to_native") else value).isoformat()
+
+
+def sightings_of(props: dict[str, Any], said_in: str | None, said_at: Any) -> list[Sighting]:
+    """Every sighting of a memory. Memories written before sightings were logged cite their
+    conversations only: the words shown are attributed to the conversation that said them."""
+    logged = [Sighting(**json.loads(s)) for s in props.get("sightings") or [] if s]
+    seen = {s.conversation_id for s in logged}
+    for conversation_id in props.get("conversations") or []:
+        if conversation_id not in seen:
+            mine = conversation_id == said_in
+            logged.append(Sighting(
+                conversation_id=conversation_id, at=_iso(said_at) if mine else None,
+                snippet=props.get("snippet") if mine else None,
+                evidence=props.get("evidence") if mine else None,
+                confidence=props.get("confidence") if mine else None))
+    return logged
+
+
+def decayed(props: dict[str, Any], settings: Settings, now: datetime) -> float | None:
+    """The strength at `now`: S0·e^(−λt), t in days since it was last touched (design §6)."""
+    s0, touched = props.get("strength_at_touch"), props.get("touched_at")
+    if s0 is None or touched is None:
+        return props.get("strength")
+    touched = touched.to_native() if hasattr(touched, "to_native") else touched
+    days = max((now - touched).total_seconds(), 0.0) / 86400.0
+    return s0 * math.exp(-settings.decay_lambdas.get(props.get("stability"), 0.0) * days)
+
+
+def history(tx: ManagedTransaction, settings: Settings, user_id: str, edge_id: str,
+            now: datetime) -> MemoryHistory:
+    """One memory with every sighting, its reinforcements, its strength now, its successor."""
+    where = [one_edge(tx, user_id, edge_id)]
+    [edge] = [MemoryEdge(**r) for r in run(
+        tx, "ownership/memories", user_id=user_id, entity_ids=None, rows=where,
+        states=list(MEMORY_STATES), now=now, skip=0, limit=1)]
+    row = run(tx, "ownership/memory", user_id=user_id, rows=where)[0]
+    props = row["props"]
+    return MemoryHistory(
+        memory=edge, sightings=sightings_of(props, row["said_in"], row["said_at"]),
+        said_at=_iso(row["said_at"]), reinforcements=props.get("reinforcements") or 0,
+        reinforced_at=[_iso(t) for t in props.get("reinforced_at") or []],
+        strength_now=decayed(props, settings, now), superseded_by=props.get("superseded_by"),
+        superseded_by_line=row["superseded_by_line"])

@@ -1,0 +1,45 @@
+"""Stored property values as JSON and back, exactly: instants keep their type.
+
+Neo4j properties are scalars, instants and lists of them. JSON has no instant, so one is
+written as {"$datetime": ISO 8601}; everything else is JSON as it is. Used where stored state
+must round-trip through text: a hand merge's record of the memories it took off (design §11).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from neo4j.time import DateTime
+
+INSTANT = "$datetime"
+
+
+def encode_value(value: Any) -> Any:
+    """One property value as JSON-able data."""
+    if isinstance(value, DateTime):
+        value = value.to_native()
+    if isinstance(value, datetime):
+        return {INSTANT: value.isoformat()}
+    if isinstance(value, list | tuple):
+        return [encode_value(v) for v in value]
+    if isinstance(value, bytes | bytearray):
+        raise TypeError("byte arrays are derived data and are not written out")
+    return value
+
+
+def decode_value(value: Any) -> Any:
+    """The inverse of `encode_value`."""
+    if isinstance(value, dict) and set(value) == {INSTANT}:
+        return datetime.fromisoformat(value[INSTANT])
+    if isinstance(value, list):
+        return [decode_value(v) for v in value]
+    return value
+
+
+def encode_props(props: dict[str, Any]) -> dict[str, Any]:
+    return {k: encode_value(v) for k, v in props.items()}
+
+
+def decode_props(props: dict[str, Any]) -> dict[str, Any]:
+    return {k: decode_value(v) for k, v in props.items()}
