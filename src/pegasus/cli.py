@@ -17,6 +17,9 @@ from pegasus.settings import Settings
 app = typer.Typer(help="Pegasus: temporal, cross-conversation memory on Neo4j.", no_args_is_help=True)
 neo4j_app = typer.Typer(help="A local Neo4j Community server, without Docker.", no_args_is_help=True)
 app.add_typer(neo4j_app, name="neo4j")
+correct_app = typer.Typer(help="Correct a user's memory: retract, rename, aliases, merge.",
+                          no_args_is_help=True)
+app.add_typer(correct_app, name="correct")
 
 AtOption = Annotated[
     str | None, typer.Option("--at", help="A fixed clock (ISO-8601), for tests and replays.")
@@ -247,6 +250,148 @@ def review(
         else:
             typer.echo(f"{r.id}  flagged  {r.absorbed_name} → {r.survivor_name} "
                        f"({r.kind}, confidence {r.confidence:.2f})  [{r.conversation_id}]")
+
+
+# --- the person's control over their memory (design §11) -------------------------------------
+
+EntityArgument = Annotated[str, typer.Argument(help="An entity: its name, an alias or its id.")]
+
+
+def _echo_json(value) -> None:
+    typer.echo(json.dumps(value, indent=2, ensure_ascii=False, default=str))
+
+
+@app.command()
+def memories(
+    user: UserOption,
+    about: Annotated[str | None, typer.Option(help="Only memories of this entity.")] = None,
+    state: Annotated[str, typer.Option(
+        help="current, superseded, dormant, expired, retracted or all.")] = "current",
+    limit: Annotated[int | None, typer.Option(help="At most this many (1-1000).")] = None,
+    offset: Annotated[int, typer.Option(help="Skip this many first.")] = 0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    at: AtOption = None,
+) -> None:
+    """List a user's memories: relation, strength, state, dates, words, conversations."""
+    found = _with_memory(lambda mem: mem.memories(user, about, state, limit, offset,
+                                                  parse_at(at)))
+    if as_json:
+        _echo_json([m.model_dump(mode="json") for m in found])
+        return
+    for m in found:
+        strength = f"{m.strength:5.1f}" if m.strength is not None else "    -"
+        typer.echo(f"{m.id}  {m.state:<10} {strength}  {m.source} -[{m.relation}]-> {m.target}"
+                   f"  ({(m.created_at or '')[:10]})  \"{m.snippet or ''}\"")
+    if not found:
+        typer.echo("no memories")
+
+
+@app.command("memory")
+def memory_history(
+    memory_id: Annotated[str, typer.Argument(help="The memory's id (from `pegasus memories`).")],
+    user: UserOption,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    at: AtOption = None,
+) -> None:
+    """One memory with its history: sightings, reinforcements, strength now, successor."""
+    story = _with_memory(lambda mem: mem.memory(user, memory_id, parse_at(at)))
+    if as_json:
+        _echo_json(story.model_dump(mode="json"))
+        return
+    m = story.memory
+    typer.echo(f"{m.source} -[{m.relation}]-> {m.target}  ({m.state})\n"
+               f"  words     \"{m.snippet}\" (said {(story.said_at or '?')[:10]})\n"
+               f"  strength  {story.strength_now:.1f} now, {story.reinforcements} reinforcements")
+    for s in story.sightings:
+        typer.echo(f"  seen in   {s.conversation_id} {(s.at or '')[:10]}  \"{s.snippet or ''}\"")
+    if story.superseded_by_line or story.superseded_by:
+        typer.echo(f"  replaced  by {story.superseded_by_line or story.superseded_by}")
+
+
+def _correction(result) -> None:
+    typer.echo(result.model_dump_json(indent=2, exclude_defaults=True))
+
+
+@correct_app.command("retract")
+def correct_retract(
+    memory_id: Annotated[str, typer.Argument(help="The memory that is wrong.")],
+    user: UserOption,
+    undo: Annotated[bool, typer.Option(help="Take the retraction back.")] = False,
+    at: AtOption = None,
+) -> None:
+    """Retract a wrong memory: never recalled again, kept with the date (--undo restores)."""
+    _correction(_with_memory(lambda mem: mem.retract(user, memory_id, parse_at(at), undo)))
+
+
+@correct_app.command("rename")
+def correct_rename(entity: EntityArgument,
+                   new_name: Annotated[str, typer.Argument(help="The right name.")],
+                   user: UserOption, at: AtOption = None) -> None:
+    """Rename an entity (its keys are re-embedded)."""
+    _correction(_with_memory(lambda mem: mem.rename_entity(user, entity, new_name,
+                                                           parse_at(at))))
+
+
+@correct_app.command("alias")
+def correct_alias(
+    entity: EntityArgument,
+    user: UserOption,
+    add: Annotated[list[str] | None, typer.Option("--add", help="An alias to add.")] = None,
+    remove: Annotated[list[str] | None, typer.Option("--remove", help="One to remove.")] = None,
+    at: AtOption = None,
+) -> None:
+    """Add or remove aliases of an entity."""
+    _correction(_with_memory(lambda mem: mem.edit_aliases(user, entity, add, remove,
+                                                          parse_at(at))))
+
+
+@correct_app.command("merge")
+def correct_merge(
+    keep: Annotated[str, typer.Argument(help="The entity that stays.")],
+    absorb: Annotated[str, typer.Argument(help="The one that is the same and goes into it.")],
+    user: UserOption,
+    at: AtOption = None,
+) -> None:
+    """Merge two entities that are one (undo: `pegasus review --undo RECORD`)."""
+    _correction(_with_memory(lambda mem: mem.merge_entities(user, keep, absorb, parse_at(at))))
+
+
+@app.command()
+def forget(
+    user: UserOption,
+    memory: Annotated[str | None, typer.Option("--memory", help="One memory, by id.")] = None,
+    entity: Annotated[str | None, typer.Option(
+        "--entity", help="One entity (name, alias or id) with all its memories.")] = None,
+    conversation: Annotated[str | None, typer.Option(
+        "--conversation", help="One conversation: what only it taught, its words.")] = None,
+    everything: Annotated[bool, typer.Option(
+        "--everything", help="Everything of the user (needs --yes).")] = False,
+    yes: Annotated[bool, typer.Option("--yes", help="Confirm --everything.")] = False,
+    at: AtOption = None,
+) -> None:
+    """Erase (not decay): one memory, one entity, one conversation or everything of a user,
+    from every place the words live. Prints what was removed."""
+    chosen = [name for name, given in (("--memory", memory), ("--entity", entity),
+                                       ("--conversation", conversation),
+                                       ("--everything", everything)) if given]
+    if len(chosen) != 1:
+        fail(PegasusError("name exactly one of --memory, --entity, --conversation, "
+                          "--everything"))
+    if everything and not yes:
+        fail(PegasusError(f"--everything erases all of {user}'s memory and cannot be undone; "
+                          "add --yes to confirm"))
+    when = parse_at(at)
+
+    def act(mem):
+        if memory:
+            return mem.forget_memory(user, memory, when)
+        if entity:
+            return mem.forget_entity(user, entity, when)
+        if conversation:
+            return mem.forget_conversation(user, conversation, when)
+        return mem.forget_everything(user, when)
+
+    typer.echo(_with_memory(act).model_dump_json(indent=2))
 
 
 @app.command()

@@ -91,4 +91,68 @@ def build_server(memory: Memory, user_id: str) -> MCPServer:
         return [r.model_dump(mode="json", exclude={"created_at"})
                 for r in memory.merges(user_id, include_pending)]
 
+    @server.tool()
+    @_tool_errors
+    def list_memories(about: str | None = None, state: str = "current", limit: int = 50,
+                      offset: int = 0) -> list[dict[str, Any]]:
+        """The user's memories (relation, state, strength, dates, their words, conversations),
+        optionally about one entity; state is current, superseded, dormant, expired,
+        retracted or all. Use it when the user asks what you remember."""
+        return [m.model_dump(mode="json") for m in
+                memory.memories(user_id, about, state, limit, offset)]
+
+    @server.tool()
+    @_tool_errors
+    def memory_history(memory_id: str) -> dict[str, Any]:
+        """One memory with its history: every sighting, reinforcements, strength now, and
+        what replaced it."""
+        return memory.memory(user_id, memory_id).model_dump(mode="json")
+
+    @server.tool()
+    @_tool_errors
+    def correct(memory_id: str | None = None, retract: bool = False, undo: bool = False,
+                entity: str | None = None, new_name: str | None = None,
+                add_aliases: list[str] | None = None, remove_aliases: list[str] | None = None,
+                merge_into: str | None = None) -> dict[str, Any]:
+        """Correct the memory when the user says it is wrong: retract a memory by id
+        (`retract`; `undo` takes it back), rename an `entity` (`new_name`), edit its aliases,
+        or merge it into another entity that is the same (`merge_into`)."""
+        if memory_id is not None and (retract or undo):
+            return memory.retract(user_id, memory_id, undo=undo).model_dump(mode="json")
+        if entity is None:
+            raise PegasusError("say what to correct: memory_id with retract, or an entity")
+        if merge_into is not None:
+            return memory.merge_entities(user_id, merge_into, entity).model_dump(mode="json")
+        result = None
+        if new_name is not None:
+            result = memory.rename_entity(user_id, entity, new_name)
+            entity = result.entity_id or entity
+        if add_aliases or remove_aliases or result is None:
+            result = memory.edit_aliases(user_id, entity, add_aliases, remove_aliases)
+        return result.model_dump(mode="json")
+
+    @server.tool()
+    @_tool_errors
+    def forget(memory_id: str | None = None, entity: str | None = None,
+               conversation_id: str | None = None, everything: bool = False,
+               confirm_everything: bool = False) -> dict[str, Any]:
+        """Erase what the user asks you to forget (not decay: it is gone from the database):
+        one memory by id, one entity with all its memories, one conversation, or everything
+        (only with confirm_everything, when the user has clearly asked for it)."""
+        chosen = [x for x in (memory_id, entity, conversation_id) if x is not None]
+        if len(chosen) + int(everything) != 1:
+            raise PegasusError("name exactly one of memory_id, entity, conversation_id, "
+                               "everything")
+        if memory_id is not None:
+            report = memory.forget_memory(user_id, memory_id)
+        elif entity is not None:
+            report = memory.forget_entity(user_id, entity)
+        elif conversation_id is not None:
+            report = memory.forget_conversation(user_id, conversation_id)
+        elif not confirm_everything:
+            raise PegasusError("forgetting everything needs confirm_everything=true")
+        else:
+            report = memory.forget_everything(user_id)
+        return report.model_dump(mode="json")
+
     return server

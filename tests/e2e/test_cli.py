@@ -133,3 +133,48 @@ def test_a_bad_batch_file_is_one_line_naming_the_field_and_exit_2(neo4j_env, mon
     assert done.stderr.strip().splitlines() == [
         next(ln for ln in done.stderr.splitlines() if ln.startswith("error:"))]
     assert f"error: not an extraction batch: {path}: " in done.stderr
+
+
+def test_see_correct_and_forget_from_the_command_line(env, tmp_path, user_id):
+    batch = tmp_path / "batch.json"
+    batch.write_text(json.dumps({
+        "entities": [{"name": "Jordan", "kind": "PERSON"}, {"name": "Jordan", "kind": "PLACE"},
+                     {"name": "Sarah", "kind": "PERSON"}],
+        "relations": [rel("User", "HAS_BOSS", "Sarah", "my boss Sarah is brilliant"),
+                      rel("User", "VISITED", "Petra", "we visited Petra in May")]}))
+    pegasus(env, "commit", "--user", user_id, "--conversation", "c1", "--at",
+            "2026-05-01T10:00:00Z", str(batch))
+    listed = json.loads(pegasus(env, "memories", "--user", user_id, "--json").stdout)
+    assert sorted((m["relation"], m["target"], m["state"]) for m in listed) == [
+        ("HAS_BOSS", "Sarah", "current"), ("VISITED", "Petra", "current")]
+    boss = next(m["id"] for m in listed if m["relation"] == "HAS_BOSS")
+    plain = pegasus(env, "memories", "--user", user_id, "--about", "sarah").stdout
+    assert plain.startswith(f"{boss}  current") and '"my boss Sarah is brilliant"' in plain
+    story = pegasus(env, "memory", boss, "--user", user_id).stdout
+    assert "seen in   c1 2026-05-01" in story
+    assert json.loads(pegasus(env, "correct", "retract", boss, "--user", user_id).stdout)[
+        "action"] == "retracted"
+    assert pegasus(env, "recall", "--user", user_id, "my boss Sarah").stdout.strip() == ""
+    renamed = json.loads(pegasus(env, "correct", "rename", "Petra", "Petra Jordan",
+                                 "--user", user_id).stdout)
+    assert renamed["name"] == "Petra Jordan"
+    # Bad input: one line, exit 2, nothing changed.
+    unknown = pegasus(env, "memory", "no-such-id", "--user", user_id, check=False)
+    assert unknown.returncode == 2 and unknown.stderr.strip() == \
+        f"error: no memory 'no-such-id' in {user_id}'s memory"
+    two = pegasus(env, "forget", "--user", user_id, "--entity", "Jordan", check=False)
+    assert two.returncode == 2 and len(two.stderr.strip().splitlines()) == 1
+    assert "2 entities are named 'Jordan'" in two.stderr and "PLACE" in two.stderr
+    unconfirmed = pegasus(env, "forget", "--user", user_id, "--everything", check=False)
+    assert unconfirmed.returncode == 2 and "add --yes" in unconfirmed.stderr
+    neither = pegasus(env, "forget", "--user", user_id, check=False)
+    assert neither.returncode == 2 and "exactly one of" in neither.stderr
+    assert len(json.loads(pegasus(env, "memories", "--user", user_id, "--state", "all",
+                                  "--json").stdout)) == 2
+    forgot = json.loads(pegasus(env, "forget", "--user", user_id, "--memory", boss).stdout)
+    assert forgot["memories"] == 1 and forgot["scope"] == "memory"
+    everything = json.loads(pegasus(env, "forget", "--user", user_id, "--everything",
+                                    "--yes").stdout)
+    assert everything["memories"] == 1 and everything["entities"] == 5
+    assert pegasus(env, "memories", "--user", user_id, "--state", "all").stdout.strip() == \
+        "no memories"

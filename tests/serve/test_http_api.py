@@ -96,6 +96,90 @@ def test_another_users_key_sees_nothing_of_this_user(committed):
     assert recalled == {"memory": [], "context": [], "nodes": [], "text": ""}
 
 
+def test_see_correct_and_forget_over_http(committed):
+    client, memory, alice, _ = committed
+    page = client.get("/v1/memory/edges", headers=auth(KEY_A), params={"limit": 1})
+    assert page.status_code == 200
+    first = page.json()
+    assert len(first["memories"]) == 1 and first["next_offset"] == 1
+    rest = client.get("/v1/memory/edges", headers=auth(KEY_A),
+                      params={"limit": 1, "offset": 1}).json()
+    assert rest["next_offset"] == 1 + 1
+    assert client.get("/v1/memory/edges", headers=auth(KEY_A),
+                      params={"offset": 2}).json() == {"memories": [], "next_offset": None}
+    about = client.get("/v1/memory/edges", headers=auth(KEY_A), params={"about": "Sarah K"})
+    [boss] = about.json()["memories"]
+    assert (boss["relation"], boss["target"], boss["state"]) == ("HAS_BOSS", "Sarah", "current")
+    story = client.get(f"/v1/memory/edges/{boss['id']}", headers=auth(KEY_A)).json()
+    assert story["sightings"][0] == {"conversation_id": "c1", "at": "2026-03-01T09:00:00+00:00",
+                                     "snippet": "my boss Sarah moved the deadline again",
+                                     "evidence": "my boss Sarah moved the deadline again",
+                                     "confidence": 0.5}
+    retracted = client.post(f"/v1/memory/edges/{boss['id']}/retract", headers=auth(KEY_A),
+                            json={})
+    assert retracted.json()["action"] == "retracted"
+    assert client.get("/v1/memory/edges", headers=auth(KEY_A),
+                      params={"state": "retracted"}).json()["memories"][0]["id"] == boss["id"]
+    renamed = client.patch("/v1/memory/entities/Acme", headers=auth(KEY_A),
+                           json={"name": "Acme Corp", "add_aliases": ["ACME"]}).json()
+    assert (renamed["name"], renamed["aliases"]) == ("Acme Corp", ["ACME"])
+    forgot = client.delete("/v1/memory/entities/acme", headers=auth(KEY_A)).json()
+    assert (forgot["scope"], forgot["memories"], forgot["entities"]) == ("entity", 1, 1)
+    gone = client.delete(f"/v1/memory/edges/{boss['id']}", headers=auth(KEY_A)).json()
+    assert gone["memories"] == 1
+    again = client.delete(f"/v1/memory/edges/{boss['id']}", headers=auth(KEY_A))
+    assert again.status_code == 404
+    conversation = client.delete("/v1/memory/conversations/c1", headers=auth(KEY_A)).json()
+    assert conversation["conversations"] == 1
+    refused = client.delete("/v1/memory", headers=auth(KEY_A))
+    assert refused.status_code == 422 and "confirm" in refused.json()["error"]["message"]
+    everything = client.delete("/v1/memory", headers=auth(KEY_A),
+                               params={"confirm": "everything"})
+    assert everything.status_code == 200 and everything.json()["scope"] == "everything"
+    assert memory.memories(alice, state="all") == []
+
+
+def test_a_name_meaning_two_entities_is_a_409_listing_them(api):
+    client, memory, alice, _ = api
+    memory.commit(alice, "c1", {"entities": [{"name": "Jordan", "kind": "PERSON"},
+                                             {"name": "Jordan", "kind": "PLACE"}]})
+    answer = client.delete("/v1/memory/entities/Jordan", headers=auth(KEY_A))
+    assert answer.status_code == 409 and answer.json()["error"]["type"] == "ambiguous_error"
+    assert "PERSON" in answer.json()["error"]["message"]
+    assert len(memory.memories(alice, state="all")) == 0  # no memories, both entities stay
+    assert answer.json()["error"]["message"].count("Jordan, ") == 2
+
+
+def test_another_users_key_cannot_list_read_correct_or_forget(committed, raw_driver):
+    """Every ownership route answers 404 for another user's memory, never 403: a key cannot
+    even learn that an id exists elsewhere."""
+    client, memory, alice, _ = committed
+    [boss] = memory.memories(alice, about="Sarah")
+    before = snapshot(raw_driver)
+    probes = [
+        ("get", f"/v1/memory/edges/{boss.id}", None),
+        ("post", f"/v1/memory/edges/{boss.id}/retract", {}),
+        ("delete", f"/v1/memory/edges/{boss.id}", None),
+        ("patch", "/v1/memory/entities/Sarah", {"name": "Sara"}),
+        ("post", "/v1/memory/entities/merge", {"keep": "Sarah", "absorb": "Acme"}),
+        ("delete", "/v1/memory/entities/Sarah", None),
+        ("get", "/v1/memory/edges?about=Sarah", None),
+    ]
+    for method, path, body in probes:
+        kwargs = {"json": body} if body is not None else {}
+        answer = client.request(method.upper(), path, headers=auth(KEY_B), **kwargs)
+        assert answer.status_code == 404, (method, path, answer.text)
+    assert client.get("/v1/memory/edges", headers=auth(KEY_B)).json()["memories"] == []
+    # A conversation or everything of "another user" is simply this key's own: nothing else.
+    assert client.delete("/v1/memory/conversations/c1", headers=auth(KEY_B)).json()[
+        "conversations"] == 0
+    assert client.delete("/v1/memory", headers=auth(KEY_B),
+                         params={"confirm": "everything"}).json()["memories"] == 0
+    after = snapshot(raw_driver)
+    assert [n for n in after[0] if alice in n] == [n for n in before[0] if alice in n]
+    assert after[1] == before[1]
+
+
 def test_errors_say_what_is_wrong(api):
     client, _, _, _ = api
     assert client.post("/v1/memory/recall", json={"text": "hi"}).status_code == 401
@@ -170,9 +254,9 @@ def test_fuzzing_finds_no_server_error(settings):
     llm = GenericFakeChatModel(messages=itertools.repeat(finish))
     with Memory(configured, llm=llm) as memory:
         schema = schemathesis.openapi.from_asgi("/openapi.json", create_app(memory))
-        operations = [r.ok() for r in schema.include(path_regex="^/v1/memory/")
+        operations = [r.ok() for r in schema.include(path_regex="^/v1/memory")
                       .get_all_operations()]
-        assert len(operations) == 8
+        assert len(operations) == 17
         for operation in operations:
 
             @given(case=operation.as_strategy())

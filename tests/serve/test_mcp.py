@@ -68,8 +68,8 @@ def test_the_mcp_tools_over_stdio(settings, user_id):
             "relations": [rel("User", "LIVES_IN", "Oslo", "I live in Oslo by the fjord")]})
     (tools, committed, recalled, closed, entity, merges, missing, no_llm,
      neighbours) = asyncio.run(session(settings, user_id, "life in Oslo by the fjord"))
-    assert tools == ["close_conversation", "commit", "flagged_merges", "inspect_entity",
-                     "recall", "remember"]
+    assert tools == ["close_conversation", "commit", "correct", "flagged_merges", "forget",
+                     "inspect_entity", "list_memories", "memory_history", "recall", "remember"]
     assert sorted(committed["edges_created"]) == ["User -[HAS_BOSS]-> Sarah",
                                                   "User -[WORKS_AT]-> Acme"]
     assert "my boss Sarah moved the deadline again" in recalled["context"]
@@ -81,3 +81,46 @@ def test_the_mcp_tools_over_stdio(settings, user_id):
     assert missing.is_error and "no entity named 'Oslo'" in missing.content[0].text
     assert no_llm.is_error and "no LLM configured" in no_llm.content[0].text
     assert neighbours["memory"] == [] and neighbours["text"] == ""
+
+
+async def ownership_session(settings, user: str, neighbours_memory: str):
+    async with Client(server(settings, user), read_timeout_seconds=120) as client:
+        async def call(tool, **args):
+            return await client.call_tool(tool, args)
+
+        listed = unwrap(payload(await call("list_memories", about="Sarah")))
+        boss = listed[0]["id"]
+        history = payload(await call("memory_history", memory_id=boss))
+        retracted = payload(await call("correct", memory_id=boss, retract=True))
+        renamed = payload(await call("correct", entity="Acme", new_name="Acme Corp"))
+        after = unwrap(payload(await call("list_memories", state="all")))
+        forgot = payload(await call("forget", entity="Acme Corp"))
+        theirs = await call("forget", memory_id=neighbours_memory)
+        unconfirmed = await call("forget", everything=True)
+        everything = payload(await call("forget", everything=True, confirm_everything=True))
+        return listed, history, retracted, renamed, after, forgot, theirs, unconfirmed, everything
+
+
+def test_the_ownership_tools_over_stdio(settings, user_id):
+    with Memory(settings) as memory:
+        memory.commit(user_id, "c1", BATCH)
+        memory.commit(f"{user_id}-other", "n1", {"relations": [
+            rel("User", "LIVES_IN", "Oslo", "I live in Oslo by the fjord")]})
+        [theirs] = memory.memories(f"{user_id}-other")
+    (listed, history, retracted, renamed, after, forgot, not_mine, unconfirmed,
+     everything) = asyncio.run(ownership_session(settings, user_id, theirs.id))
+    assert [(m["relation"], m["target"]) for m in listed] == [("HAS_BOSS", "Sarah")]
+    assert history["sightings"][0]["snippet"] == "my boss Sarah moved the deadline again"
+    assert retracted == {"action": "retracted", "memory_id": listed[0]["id"], "entity_id": None,
+                         "name": None, "aliases": [], "merge_record_id": None,
+                         "edges_moved": 0, "notes": []}
+    assert renamed["name"] == "Acme Corp"
+    assert sorted((m["target"], m["state"]) for m in after) == [("Acme Corp", "current"),
+                                                                 ("Sarah", "retracted")]
+    assert (forgot["memories"], forgot["entities"]) == (1, 1)
+    assert not_mine.is_error and "no memory" in not_mine.content[0].text
+    assert unconfirmed.is_error and "confirm_everything" in unconfirmed.content[0].text
+    assert everything["memories"] == 1
+    with Memory(settings) as memory:
+        assert memory.memories(user_id, state="all") == []
+        assert [m.id for m in memory.memories(f"{user_id}-other")] == [theirs.id]

@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Annotated, Any
 
 import httpx
-from fastapi import FastAPI, Path, Request
+from fastapi import FastAPI, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
@@ -24,6 +24,7 @@ from starlette.concurrency import run_in_threadpool
 
 from pegasus.clock import aware
 from pegasus.errors import (
+    AmbiguousEntityError,
     ConfigError,
     ConversationConflictError,
     ExtractionError,
@@ -36,9 +37,13 @@ from pegasus.lifecycle import next_daily_run
 from pegasus.memory import Memory
 from pegasus.models import (
     CommitReport,
+    Correction,
     DecayReport,
     EntityView,
     ExtractionBatch,
+    ForgetReport,
+    MemoryEdge,
+    MemoryHistory,
     MergeRecord,
     Turn,
     describe_validation_error,
@@ -55,6 +60,7 @@ _STATUS: list[tuple[type[PegasusError], int, str]] = [
     (InvalidBatchError, 422, "invalid_request_error"),
     (NotFoundError, 404, "not_found_error"),
     (ConversationConflictError, 409, "conflict_error"),
+    (AmbiguousEntityError, 409, "ambiguous_error"),
     (ExtractionError, 502, "extraction_error"),
     (Neo4jUnavailableError, 503, "unavailable_error"),
     (ConfigError, 503, "configuration_error"),
@@ -135,6 +141,32 @@ class ConsolidateRequest(BaseModel):
     at: datetime | None = None
 
 
+class MemoriesPage(BaseModel):
+    memories: list[MemoryEdge]
+    next_offset: int | None = Field(description="The offset of the next page; null at the end")
+
+
+class RetractRequest(BaseModel):
+    undo: bool = Field(False, description="Take the retraction back")
+    at: datetime | None = None
+
+
+class EntityPatch(BaseModel):
+    name: str | None = Field(None, min_length=1, max_length=200, pattern=ID_PATTERN,
+                             description="The right name (the old one is dropped)")
+    add_aliases: list[str] = Field(default_factory=list, max_length=50)
+    remove_aliases: list[str] = Field(default_factory=list, max_length=50)
+    at: datetime | None = None
+
+
+class MergeRequest(BaseModel):
+    keep: str = Field(min_length=1, max_length=200, pattern=ID_PATTERN,
+                      description="The entity that stays: name, alias or id")
+    absorb: str = Field(min_length=1, max_length=200, pattern=ID_PATTERN,
+                        description="The entity that is the same and goes into it")
+    at: datetime | None = None
+
+
 # --- the application -----------------------------------------------------------------------
 
 
@@ -188,6 +220,7 @@ def create_app(memory: Memory, upstream: httpx.AsyncClient | None = None) -> Fas
         return error(422, describe_validation_error(exc), "invalid_request_error")
 
     _memory_routes(app)
+    _ownership_routes(app)
     app.include_router(router)
     return app
 
@@ -295,3 +328,95 @@ def _memory_routes(app: FastAPI) -> None:
     async def merges(user: User, request: Request, pending: bool = False
                      ) -> list[MergeRecord]:
         return await run_in_threadpool(mem(request).merges, user, pending)
+
+
+EntityPath = Annotated[str, Path(min_length=1, max_length=200, pattern=ID_PATTERN,
+                                 description="Name, alias or id")]
+MemoryPath = Annotated[str, Path(min_length=1, max_length=200, pattern=ID_PATTERN)]
+
+
+def _ownership_routes(app: FastAPI) -> None:
+    """See, correct, forget (design §11), each scoped to the key's user: an id of another
+    user's memory is not found (404), never forbidden, so existence does not leak."""
+    def mem(request: Request) -> Memory:
+        return request.app.state.memory
+
+    found = error_responses(400, 401, 404, 409, 422, 503)
+
+    @app.get("/v1/memory/edges", response_model=MemoriesPage, responses=found,
+             tags=["ownership"], summary="The user's memories, filtered, one page")
+    async def list_memories(
+        user: User, request: Request,
+        about: Annotated[str | None, Query(min_length=1, max_length=200)] = None,
+        state: Annotated[str, Query(pattern="^(current|superseded|dormant|expired|retracted|all)$")
+                         ] = "current",
+        limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+        offset: Annotated[int, Query(ge=0, le=10**9)] = 0,
+    ) -> dict[str, Any]:
+        page = await run_in_threadpool(mem(request).memories, user, about, state, limit, offset)
+        return {"memories": page, "next_offset": offset + limit if len(page) == limit else None}
+
+    @app.get("/v1/memory/edges/{memory_id}", response_model=MemoryHistory, responses=found,
+             tags=["ownership"], summary="One memory with its history")
+    async def one_memory(memory_id: MemoryPath, user: User, request: Request) -> MemoryHistory:
+        return await run_in_threadpool(mem(request).memory, user, memory_id)
+
+    @app.post("/v1/memory/edges/{memory_id}/retract", response_model=Correction,
+              responses=found, tags=["ownership"],
+              summary="Retract a wrong memory (never recalled again), or undo that")
+    async def retract(memory_id: MemoryPath, body: RetractRequest, user: User,
+                      request: Request) -> Correction:
+        return await run_in_threadpool(mem(request).retract, user, memory_id, body.at, body.undo)
+
+    @app.delete("/v1/memory/edges/{memory_id}", response_model=ForgetReport, responses=found,
+                tags=["ownership"], summary="Forget one memory (erasure)")
+    async def forget_memory(memory_id: MemoryPath, user: User, request: Request
+                            ) -> ForgetReport:
+        return await run_in_threadpool(mem(request).forget_memory, user, memory_id)
+
+    @app.patch("/v1/memory/entities/{entity}", response_model=Correction, responses=found,
+               tags=["ownership"], summary="Rename an entity, add or remove aliases")
+    async def patch_entity(entity: EntityPath, body: EntityPatch, user: User,
+                           request: Request) -> Correction:
+        memory = mem(request)
+
+        def correct() -> Correction:
+            result = None
+            if body.name is not None:
+                result = memory.rename_entity(user, entity, body.name, body.at)
+                entity_ref = result.entity_id or entity
+            else:
+                entity_ref = entity
+            if body.add_aliases or body.remove_aliases or result is None:
+                result = memory.edit_aliases(user, entity_ref, body.add_aliases,
+                                             body.remove_aliases, body.at)
+            return result
+
+        return await run_in_threadpool(correct)
+
+    @app.post("/v1/memory/entities/merge", response_model=Correction, responses=found,
+              tags=["ownership"], summary="Merge two entities that are one (undoable)")
+    async def merge_entities(body: MergeRequest, user: User, request: Request) -> Correction:
+        return await run_in_threadpool(mem(request).merge_entities, user, body.keep,
+                                       body.absorb, body.at)
+
+    @app.delete("/v1/memory/entities/{entity}", response_model=ForgetReport, responses=found,
+                tags=["ownership"], summary="Forget one entity with all its memories")
+    async def forget_entity(entity: EntityPath, user: User, request: Request) -> ForgetReport:
+        return await run_in_threadpool(mem(request).forget_entity, user, entity)
+
+    @app.delete("/v1/memory/conversations/{conversation_id}", response_model=ForgetReport,
+                responses=found, tags=["ownership"],
+                summary="Forget one conversation: what only it taught, and its words")
+    async def forget_conversation(conversation_id: MemoryPath, user: User, request: Request
+                                  ) -> ForgetReport:
+        return await run_in_threadpool(mem(request).forget_conversation, user, conversation_id)
+
+    @app.delete("/v1/memory", response_model=ForgetReport, responses=found,
+                tags=["ownership"], summary="Forget everything of this user (confirm=everything)")
+    async def forget_everything(
+        user: User, request: Request,
+        confirm: Annotated[str, Query(pattern="^everything$",
+                                      description="Must be `everything`")],
+    ) -> ForgetReport:
+        return await run_in_threadpool(mem(request).forget_everything, user)
