@@ -370,7 +370,11 @@ class LocalNeo4j:
             "server.memory.pagecache.size": self.pagecache,
             "dbms.security.auth_enabled": str(self.auth).lower(),
             "dbms.usage_report.enabled": "false",
+            # Erased words stay in the transaction logs until those are pruned (docs/privacy.md):
+            # small logs, two kept, so a deletion leaves the disk after a few MB of later writes
+            # and a checkpoint (every 15 minutes, and at every stop).
             "db.tx_log.rotation.retention_policy": "2 files",
+            "db.tx_log.rotation.size": "8M",
         }
         conf = conf_dir / "neo4j.conf"
         conf.write_text("".join(f"{k}={v}\n" for k, v in lines.items()))

@@ -305,3 +305,17 @@ def test_read_logs_are_cleared_once_reinforced(mem, user_id, raw_driver):
         "MATCH (c:Conversation {user_id: $u, id: 'c2'}) RETURN c AS c", u=user_id).records[0]["c"]
     assert logs["read_log"] == [] and "read_log_applied" not in logs
     assert json.dumps(dict(logs), default=str).count("/") == 0  # no edge ids left
+
+
+def test_the_self_node_survives_merges_and_is_not_forgotten_alone(mem, user_id):
+    mem.commit(user_id, "c1", {"entities": [{"name": "Bill", "kind": "PERSON", "is_user": True},
+                                            {"name": "Kid Curry", "kind": "PERSON"}],
+                               "relations": [rel("Bill", "WORKS_AT", "Acme", "I work at Acme"),
+                                             rel("Kid Curry", "LIKES", "Acme", "he likes Acme")]},
+               at=T1)
+    with pytest.raises(PegasusError, match="user's own node"):
+        mem.forget_entity(user_id, "Bill")
+    merged = mem.merge_entities(user_id, "Kid Curry", "Bill", at=T2)
+    assert merged.name == "Bill" and "Kid Curry" in merged.aliases
+    assert any("always survives" in n for n in merged.notes)
+    assert {m.source for m in mem.memories(user_id)} == {"Bill"}

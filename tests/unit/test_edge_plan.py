@@ -1,3 +1,4 @@
+import json
 from datetime import UTC, datetime
 
 from pegasus.merge.plan import ResolvedRelation, StoredEdge, plan_edges
@@ -57,3 +58,25 @@ def test_new_edge_starts_at_full_strength():
     props = plan.create[0]["props"]
     assert props["strength"] == props["strength_at_touch"] == 100.0
     assert props["touched_at"] == AT and props["user_id"] == "x" and props["conversations"] == ["c"]
+
+
+def worded(target, snippet, confidence):
+    item = rel(target, label="LIKES", cardinality="one_to_many", confidence=confidence)
+    item.relation.snippet = item.relation.evidence = snippet
+    return item
+
+
+def test_each_conversation_logs_one_sighting_with_its_surest_words():
+    """Forgetting a conversation takes back its sighting (design §11): the created edge's and
+    the stored edge's sightings hold the words the batch was surest of, once per edge."""
+    stored = [StoredEdge("tea", "u", "LIKES", "tea", False, "one_to_many", 0.5)]
+    plan = plan_edges([worded("jazz", "jazz, a bit", 0.4), worded("jazz", "I love jazz", 0.8),
+                       worded("tea", "tea is fine", 0.3), worded("tea", "tea, always", 0.7),
+                       worded("tea", "tea!", 0.6)], stored, "x", "c", AT)
+    [created] = plan.create
+    [logged] = [json.loads(s) for s in created["props"]["sightings"]]
+    assert logged == {"conversation_id": "c", "at": AT.isoformat(), "snippet": "I love jazz",
+                      "evidence": "I love jazz", "confidence": 0.8}
+    tea = [r["sighting"] for r in plan.sightings if r["edge_id"] == "tea"]
+    assert tea[1:] == [None, None]
+    assert json.loads(tea[0])["snippet"] == "tea, always"
