@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 import time
@@ -392,6 +393,44 @@ def forget(
         return mem.forget_everything(user, when)
 
     typer.echo(_with_memory(act).model_dump_json(indent=2))
+
+
+@app.command("export")
+def export_memory(
+    user: UserOption,
+    output: Annotated[Path | None, typer.Option("-o", "--output",
+                                                help="Write here (default: stdout).")] = None,
+    with_turns: Annotated[bool, typer.Option(help="Include recorded turns.")] = False,
+    at: AtOption = None,
+) -> None:
+    """Export a user's memory as JSON Lines (format v1; docs/design.md §13)."""
+    def write(mem) -> int:
+        lines = 0
+        with (output.open("w", encoding="utf-8") if output else contextlib.nullcontext(
+                sys.stdout)) as out:
+            for line in mem.export(user, with_turns, parse_at(at)):
+                out.write(line)
+                lines += 1
+        return lines
+
+    lines = _with_memory(write)
+    if output:
+        typer.echo(f"exported {lines - 1} records of {user} to {output}", err=True)
+
+
+@app.command("import")
+def import_memory(
+    file: Annotated[Path, typer.Argument(help="An export file (JSON Lines).")],
+    user: UserOption,
+    replace: Annotated[bool, typer.Option(
+        help="Forget the user's memory first, then import.")] = False,
+    at: AtOption = None,
+) -> None:
+    """Import an export file as this user's memory (into an empty partition)."""
+    if not file.is_file():
+        fail(PegasusError(f"{file}: no such file"))
+    report = _with_memory(lambda mem: mem.import_memory(user, file, replace, parse_at(at)))
+    typer.echo(report.model_dump_json(indent=2))
 
 
 @app.command()

@@ -20,7 +20,12 @@ from neo4j import ManagedTransaction
 from pegasus import vocab
 from pegasus.centring import centre
 from pegasus.embed import Embedder, pack_vector
-from pegasus.errors import ConversationConflictError, ErasureInProgressError, ExtractionError
+from pegasus.errors import (
+    ConversationConflictError,
+    ErasureInProgressError,
+    ExtractionError,
+    ImportInProgressError,
+)
 from pegasus.extract.clean import clean_batch, user_text
 from pegasus.merge.plan import StoredEdge
 from pegasus.merge.planner import (
@@ -130,6 +135,11 @@ def lock_partition(tx: ManagedTransaction, user_id: str, now: datetime) -> dict[
             f"the memory of {user_id!r} is being forgotten (since "
             f"{state['erasing_since'].iso_format()[:19]}); nothing was written. If that erasure "
             "was interrupted, run `pegasus forget --everything` for this user again")
+    if state["importing_since"] is not None:
+        raise ImportInProgressError(
+            f"a memory is being imported for {user_id!r} (since "
+            f"{state['importing_since'].iso_format()[:19]}); nothing was written. If that import "
+            "was interrupted, run `pegasus import --replace` for this user again")
     return state
 
 

@@ -47,3 +47,15 @@ class AmbiguousEntityError(PegasusError):
 
 class ErasureInProgressError(PegasusError):
     """The user's whole memory is being forgotten; writes wait until that has finished."""
+
+
+class ImportInProgressError(PegasusError):
+    """A memory is being imported into the user's partition; writes wait until it has ended."""
+
+
+class PartitionNotEmptyError(PegasusError):
+    """An import into a partition that already holds memories (use replace to forget first)."""
+
+
+class InvalidExportError(InvalidBatchError):
+    """An export file of an unknown version, or one that breaks the format; nothing written."""

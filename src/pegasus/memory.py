@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Iterator
 from datetime import datetime
 from functools import cached_property
+from pathlib import Path
 from types import TracebackType
 from typing import Any
 
@@ -27,6 +29,7 @@ from pegasus.models import (
     EntityView,
     ExtractionBatch,
     ForgetReport,
+    ImportReport,
     MemoryEdge,
     MemoryHistory,
     MergeRecord,
@@ -424,6 +427,28 @@ class Memory:
         report = forget_everything(self.store, self.settings, user_id, aware(at))
         self.snapshots.forget(user_id)
         self.recall_engine.forget_user(user_id)
+        return report
+
+    # --- taking it along: export and import (design §13) -----------------------------------
+
+    def export(self, user_id: str, with_turns: bool = False, at: datetime | None = None
+               ) -> Iterator[str]:
+        """The user's memory as JSON Lines (format v1), produced page by page."""
+        from pegasus.transfer.export import export_lines
+
+        _check_id("user_id", user_id)
+        return export_lines(self.store, user_id, aware(at), with_turns)
+
+    def import_memory(self, user_id: str, path: str | Path, replace: bool = False,
+                      at: datetime | None = None) -> ImportReport:
+        """Import an export file as `user_id`'s memory: refused (nothing written) for a file of
+        another version or one that breaks the format, and for a partition that holds
+        memories unless `replace` (which forgets them first)."""
+        from pegasus.transfer.importer import import_file
+
+        _check_id("user_id", user_id)
+        report = import_file(self, user_id, Path(path), aware(at), replace)
+        self.snapshots.forget(user_id)
         return report
 
     def undo_merge(self, user_id: str, record_id: str, at: datetime | None = None

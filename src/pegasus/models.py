@@ -467,3 +467,15 @@ class ForgetReport(BaseModel):
     conversations_scrubbed: int = 0  # kept, but lost a summary, tags or turns naming it
     merge_records: int = 0
     staging_files: int = 0
+
+
+class ImportReport(BaseModel):
+    """What an import wrote (design §13)."""
+
+    user_id: str
+    source_user_id: str  # whose memory the file held
+    entities: int = 0
+    memories: int = 0
+    conversations: int = 0
+    merge_records: int = 0
+    replaced: bool = False  # the user's memory was forgotten first

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import tempfile
 from collections.abc import AsyncIterator
 from datetime import datetime
 from typing import Annotated, Any
@@ -18,7 +19,7 @@ from typing import Annotated, Any
 import httpx
 from fastapi import FastAPI, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
@@ -31,6 +32,7 @@ from pegasus.errors import (
     InvalidBatchError,
     Neo4jUnavailableError,
     NotFoundError,
+    PartitionNotEmptyError,
     PegasusError,
 )
 from pegasus.lifecycle import next_daily_run
@@ -42,6 +44,7 @@ from pegasus.models import (
     EntityView,
     ExtractionBatch,
     ForgetReport,
+    ImportReport,
     MemoryEdge,
     MemoryHistory,
     MergeRecord,
@@ -61,6 +64,7 @@ _STATUS: list[tuple[type[PegasusError], int, str]] = [
     (NotFoundError, 404, "not_found_error"),
     (ConversationConflictError, 409, "conflict_error"),
     (AmbiguousEntityError, 409, "ambiguous_error"),
+    (PartitionNotEmptyError, 409, "conflict_error"),
     (ExtractionError, 502, "extraction_error"),
     (Neo4jUnavailableError, 503, "unavailable_error"),
     (ConfigError, 503, "configuration_error"),
@@ -411,6 +415,29 @@ def _ownership_routes(app: FastAPI) -> None:
     async def forget_conversation(conversation_id: MemoryPath, user: User, request: Request
                                   ) -> ForgetReport:
         return await run_in_threadpool(mem(request).forget_conversation, user, conversation_id)
+
+    @app.get("/v1/memory/export", tags=["ownership"], responses=error_responses(401, 422, 503),
+             summary="Export this user's memory (JSON Lines, format v1)",
+             response_class=StreamingResponse)
+    async def export(user: User, request: Request, with_turns: bool = False
+                     ) -> StreamingResponse:
+        lines = mem(request).export(user, with_turns)
+        return StreamingResponse(lines, media_type="application/x-ndjson", headers={
+            "Content-Disposition": 'attachment; filename="pegasus-memory.jsonl"'})
+
+    @app.post("/v1/memory/import", response_model=ImportReport,
+              responses=error_responses(400, 401, 409, 422, 503), tags=["ownership"],
+              summary="Import an export file as this user's memory (the request body)",
+              openapi_extra={"requestBody": {"required": True, "content": {
+                  "application/x-ndjson": {"schema": {"type": "string"}}}}})
+    async def import_memory(user: User, request: Request, replace: bool = False
+                            ) -> ImportReport:
+        with tempfile.NamedTemporaryFile("wb", suffix=".jsonl") as spool:
+            async for chunk in request.stream():
+                spool.write(chunk)
+            spool.flush()
+            return await run_in_threadpool(mem(request).import_memory, user, spool.name,
+                                           replace)
 
     @app.delete("/v1/memory", response_model=ForgetReport, responses=found,
                 tags=["ownership"], summary="Forget everything of this user (confirm=everything)")

@@ -1,0 +1,154 @@
+"""Export and import (design §13): round trips, refusals, and the schema file."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import UTC, datetime
+
+import pytest
+
+from pegasus import Memory, Settings
+from pegasus.errors import InvalidExportError, PartitionNotEmptyError
+from pegasus.transfer.format import REGENERATED, SCHEMA_FILE, json_schema
+from tests.helpers import rel, snapshot
+
+T1 = datetime(2026, 3, 1, 9, tzinfo=UTC)
+T2 = datetime(2026, 3, 8, 9, tzinfo=UTC)
+T3 = datetime(2026, 3, 20, 9, tzinfo=UTC)
+QUESTIONS = ["who is my boss now", "where did I work before", "what about Lisbon and Maya",
+             "Tom the cellist", "the deadline again"]
+
+
+def teach(mem: Memory, user: str) -> None:
+    """A memory with every kind of state: merges, supersession, a retraction, sightings,
+    reinforcements, recorded turns, a read log, decay."""
+    mem.record_turns(user, "c1", [{"role": "user", "content": "my boss Sarah moved the deadline"}],
+                     at=T1)
+    mem.commit(user, "c1", {
+        "entities": [{"name": "Bill", "kind": "PERSON", "is_user": True},
+                     {"name": "Sarah", "kind": "PERSON", "aliases": ["Sarah K"],
+                      "properties": {"role": "manager", "since": 2021}},
+                     {"name": "Acme", "kind": "ORG"}, {"name": "Maya", "kind": "PERSON"}],
+        "relations": [
+            rel("Bill", "HAS_BOSS", "Sarah", "my boss Sarah moved the deadline",
+                cardinality="one_to_one", stability="mutable"),
+            rel("Bill", "WORKS_AT", "Acme", "I work at Acme", cardinality="one_to_one"),
+            rel("Bill", "HAS_PARTNER", "Maya", "my partner Maya", stability="stable"),
+            rel("Maya", "WANTS_TO_VISIT", "Lisbon", "Maya wants to see Lisbon",
+                stability="time_bound", expires_at="2026-12-31T00:00:00Z")],
+        "conversation": {"summary": "work and home", "importance": 0.7, "tags": ["work"]}},
+        at=T1)
+    mem.recall(user, "my boss Sarah", conversation_id="c2", at=T2)
+    mem.close_conversation(user, "c2", at=T2)
+    mem.commit(user, "c3", {
+        "entities": [{"name": "Sarah", "kind": "PERSON", "aliases": ["SK"]},
+                     {"name": "Tom", "kind": "PERSON", "properties": {"plays": "cello"}},
+                     {"name": "Northwind", "kind": "ORG"}],
+        "relations": [rel("Bill", "WORKS_AT", "Northwind", "I moved to Northwind",
+                          cardinality="one_to_one"),
+                      rel("Bill", "HAS_BOSS", "Sarah", "Sarah is still my boss", confidence=0.9),
+                      rel("Tom", "PLAYS", "Cello", "Tom plays the cello beautifully")]}, at=T2)
+    [tom] = mem.memories(user, about="Tom")
+    mem.retract(user, tom.id, at=T2)
+    mem.recall(user, "Northwind", conversation_id="c4", at=T2)  # a read log not yet applied
+    mem.record_turns(user, "c4", [{"role": "user", "content": "how is Northwind going"}], at=T2)
+    mem.consolidate(at=T3, user_id=user)
+
+
+def lines(mem: Memory, user: str, with_turns: bool = True) -> list[dict]:
+    return [json.loads(line) for line in mem.export(user, with_turns, at=T3)]
+
+
+def comparable(records: list[dict]) -> list[str]:
+    """Sorted lines with the fields the format says are regenerated left out."""
+    out = []
+    for record in records:
+        drop = REGENERATED.get(record["type"], [])
+        out.append(json.dumps({k: v for k, v in record.items() if k not in drop},
+                              sort_keys=True))
+    return sorted(out)
+
+
+def recalls(mem: Memory, user: str) -> list[str]:
+    return [mem.recall(user, q, at=T3).render() for q in QUESTIONS]
+
+
+def test_the_schema_file_is_the_formats(tmp_path):
+    assert json.loads(SCHEMA_FILE.read_text()) == json_schema()
+
+
+def test_round_trip_under_another_user_and_on_a_fresh_server(settings, user_id, tmp_path,
+                                                            private_server):
+    copy = user_id + "-copy"
+    with Memory(settings) as mem:
+        teach(mem, user_id)
+        first = lines(mem, user_id)
+        kinds = [r["type"] for r in first]
+        assert kinds[0] == "header" and kinds.count("entity") == 8
+        assert kinds.count("memory") == 6 and kinds.count("conversation") == 4
+        assert kinds.count("merge_record") >= 1
+        assert not any("embedding" in json.dumps(r) for r in first)
+        path = tmp_path / "memory.jsonl"
+        path.write_text("".join(json.dumps(r) + "\n" for r in first))
+        report = mem.import_memory(copy, path, at=T3)
+        assert (report.entities, report.memories, report.conversations) == (8, 6, 4)
+        assert report.source_user_id == user_id
+        assert comparable(lines(mem, copy)) == comparable(first)
+        assert recalls(mem, copy) == recalls(mem, user_id)
+        expected = recalls(mem, user_id)
+    state = private_server.start()
+    fresh = Settings(neo4j_uri=state.bolt_uri, home=tmp_path / "fresh", decay_in_serve=False)
+    with Memory(fresh) as other:
+        other.migrate()
+        other.import_memory(user_id, path, at=T3)
+        assert comparable(lines(other, user_id)) == comparable(first)
+        assert recalls(other, user_id) == expected
+        # The imported memory goes on living: a new conversation merges into it.
+        report = other.commit(user_id, "c9", {"relations": [
+            rel("Bill", "HAS_BOSS", "Sarah", "Sarah, my boss, again")]}, at=T3)
+        assert report.reinforced == ["Bill -[HAS_BOSS]-> Sarah"]
+
+
+def test_refusals_write_nothing(settings, user_id, tmp_path, raw_driver):
+    with Memory(settings) as mem:
+        teach(mem, user_id)
+        good = [json.dumps(r) for r in lines(mem, user_id)]
+        target = user_id + "-new"
+        cases = {
+            "version": ([json.dumps({**json.loads(good[0]), "version": 2}), *good[1:]],
+                        "line 1: version: format version 2 is unknown"),
+            "field": ([good[0], json.dumps({**json.loads(good[1]), "kind": "ROBOT"}), *good[2:]],
+                      "line 2 (entity): kind: Input should be"),
+            "order": ([g for g in good if '"type": "memory"' not in g]
+                      + [g for g in good if '"type": "memory"' in g], "(memory): out of order"),
+            "dangling": ([good[0], *[g for g in good[1:] if '"type": "memory"' in g]],
+                         "is no entity of the file"),
+            "not json": ([good[0], "{oops"], "line 2: not JSON"),
+            "no header": (good[1:], "line 1: not a pegasus-memory-export file"),
+        }
+        before = snapshot(raw_driver)
+        for name, (content, message) in cases.items():
+            path = tmp_path / f"{name}.jsonl"
+            path.write_text("\n".join(content) + "\n")
+            with pytest.raises(InvalidExportError, match=re.escape(message)):
+                mem.import_memory(target, path)
+            assert snapshot(raw_driver) == before, name
+        path = tmp_path / "good.jsonl"
+        path.write_text("\n".join(good) + "\n")
+        with pytest.raises(PartitionNotEmptyError, match="already has memories"):
+            mem.import_memory(user_id, path)
+        assert snapshot(raw_driver) == before
+        report = mem.import_memory(user_id, path, replace=True, at=T3)
+        assert report.replaced and report.memories == 6
+        assert comparable(lines(mem, user_id)) == comparable([json.loads(g) for g in good])
+
+
+def test_export_without_turns_leaves_them_out(settings, user_id):
+    with Memory(settings) as mem:
+        teach(mem, user_id)
+        without = [r for r in lines(mem, user_id, with_turns=False) if r["type"] == "conversation"]
+        assert all("turns" not in r for r in without)
+        withturns = {r["id"]: r for r in lines(mem, user_id) if r["type"] == "conversation"}
+        assert withturns["c4"]["turns"] == [{"role": "user", "content": "how is Northwind going"}]
+        assert withturns["c1"]["turns"] == []  # remembered over 7 days ago: past retention
