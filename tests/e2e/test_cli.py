@@ -178,3 +178,32 @@ def test_see_correct_and_forget_from_the_command_line(env, tmp_path, user_id):
     assert everything["memories"] == 1 and everything["entities"] == 5
     assert pegasus(env, "memories", "--user", user_id, "--state", "all").stdout.strip() == \
         "no memories"
+
+
+def test_export_and_import_from_the_command_line(env, tmp_path, user_id):
+    batch = tmp_path / "batch.json"
+    batch.write_text(json.dumps({"relations": [
+        rel("User", "HAS_BOSS", "Sarah", "my boss Sarah is brilliant")]}))
+    pegasus(env, "commit", "--user", user_id, "--conversation", "c1", str(batch))
+    out = tmp_path / "memory.jsonl"
+    done = pegasus(env, "export", "--user", user_id, "-o", str(out))
+    assert done.stderr.strip().endswith(f"exported 4 records of {user_id} to {out}")
+    streamed = pegasus(env, "export", "--user", user_id).stdout
+    assert [json.loads(x)["type"] for x in streamed.splitlines()] == [
+        "header", "entity", "entity", "memory", "conversation"]
+    report = json.loads(pegasus(env, "import", str(out), "--user", f"{user_id}-copy").stdout)
+    assert (report["entities"], report["memories"]) == (2, 1)
+    recalled = pegasus(env, "recall", "--user", f"{user_id}-copy", "my boss Sarah").stdout
+    assert "my boss Sarah is brilliant" in recalled
+    again = pegasus(env, "import", str(out), "--user", f"{user_id}-copy", check=False)
+    assert again.returncode == 2 and "already has memories" in again.stderr
+    assert len(again.stderr.strip().splitlines()) == 1
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text(out.read_text().replace('"version":1', '"version":9'))
+    refused = pegasus(env, "import", str(broken), "--user", f"{user_id}-x", check=False)
+    assert refused.returncode == 2
+    assert refused.stderr.strip() == ("error: line 1: version: format version 9 is unknown; "
+                                      "this Pegasus reads version 1")
+    replaced = json.loads(pegasus(env, "import", str(out), "--user", f"{user_id}-copy",
+                                  "--replace").stdout)
+    assert replaced["replaced"] is True and replaced["memories"] == 1

@@ -139,6 +139,27 @@ def test_see_correct_and_forget_over_http(committed):
     assert memory.memories(alice, state="all") == []
 
 
+def test_export_and_import_over_http(committed):
+    client, memory, alice, bruno = committed
+    exported = client.get("/v1/memory/export", headers=auth(KEY_A))
+    assert exported.status_code == 200
+    assert exported.headers["content-type"] == "application/x-ndjson"
+    body = exported.text
+    assert [json.loads(line)["type"] for line in body.splitlines()][:1] == ["header"]
+    imported = client.post("/v1/memory/import", headers=auth(KEY_B), content=body)
+    assert imported.status_code == 200, imported.text
+    assert imported.json()["source_user_id"] == alice
+    assert {m.relation for m in memory.memories(bruno)} == {"HAS_BOSS", "WORKS_AT"}
+    conflict = client.post("/v1/memory/import", headers=auth(KEY_B), content=body)
+    assert conflict.status_code == 409 and "already has memories" in conflict.text
+    bad = client.post("/v1/memory/import", headers=auth(KEY_B), params={"replace": True},
+                      content=body.replace('"version":1', '"version":7'))
+    assert bad.status_code == 422
+    assert bad.json()["error"]["message"].startswith("line 1: version: format version 7")
+    assert len(memory.memories(bruno)) == 2  # a refused file forgets nothing, even with replace
+    assert client.get("/v1/memory/export", headers=auth("nobody-key-000")).status_code == 401
+
+
 def test_a_name_meaning_two_entities_is_a_409_listing_them(api):
     client, memory, alice, _ = api
     memory.commit(alice, "c1", {"entities": [{"name": "Jordan", "kind": "PERSON"},
@@ -241,6 +262,13 @@ def test_requests_the_fuzz_found_get_a_clear_answer(api, body, status):
         assert answer.json()["error"]["type"] == "invalid_request_error"
 
 
+@schemathesis.serializer("application/x-ndjson")
+def _ndjson(ctx, value) -> bytes:
+    """An import body as the fuzz makes it: whatever text it generated, sent as it is."""
+    return value.encode("utf-8", "surrogatepass") if isinstance(value, str) else \
+        json.dumps(value).encode()
+
+
 def test_fuzzing_finds_no_server_error(settings):
     """Every generated request to the memory routes gets a documented answer that matches its
     schema, never a 500 (schemathesis, driven per operation from one test).
@@ -256,7 +284,7 @@ def test_fuzzing_finds_no_server_error(settings):
         schema = schemathesis.openapi.from_asgi("/openapi.json", create_app(memory))
         operations = [r.ok() for r in schema.include(path_regex="^/v1/memory")
                       .get_all_operations()]
-        assert len(operations) == 17
+        assert len(operations) == 19
         for operation in operations:
 
             @given(case=operation.as_strategy())
