@@ -1,5 +1,5 @@
 // A live edge: this user's, not dormant, not expired at $now, not retracted by the person
-// (design §11: a retracted memory is never recalled, not even as history). Superseded edges
+// (design §10: a retracted memory is never recalled, not even as history). Superseded edges
 // are live too (a history recall may show them); `@current` is the live edge that is not
 // superseded.
 EDGE.user_id = $user_id AND NOT coalesce(EDGE.dormant, false) AND EDGE.retracted_at IS NULL

@@ -1,4 +1,4 @@
-// Retention of raw turns (design §11): a recorded conversation's turns are deleted once it was
+// Retention of raw turns (design §10): a recorded conversation's turns are deleted once it was
 // remembered (committed or closed) at least `turn_retention_days` ago ($before). Its memories,
 // summary and tags stay; the transcript they came from does not.
 MATCH (c:Conversation)

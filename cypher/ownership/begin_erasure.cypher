@@ -1,4 +1,4 @@
-// Forget everything of a user, step 1 (design §11): under the partition's lock, mark it as
+// Forget everything of a user, step 1 (design §10): under the partition's lock, mark it as
 // being erased, so a commit that comes while the batches run is refused (not half-erased),
 // and count what there is.
 MERGE (p:Partition {user_id: $user_id})

@@ -1,5 +1,5 @@
 // The memories one conversation touched: those citing it (its sightings) and those it
-// superseded or ended, with what erasing its part needs (design §11, forget a conversation).
+// superseded or ended, with what erasing its part needs (design §10, forget a conversation).
 MATCH (a:Entity {user_id: $user_id})-[r]->(b:Entity {user_id: $user_id})
 WHERE r.user_id = $user_id
   AND ($conversation_id IN coalesce(r.conversations, []) OR r.superseded_in = $conversation_id)

@@ -1,4 +1,4 @@
-// A user's memories for the person to see (design §11): every edge of the partition, or the
+// A user's memories for the person to see (design §10): every edge of the partition, or the
 // edges of the given entities ($entity_ids), or the given edges ($rows: {edge_id, source_id,
 // target_id}), each with its state at $now, filtered to $states, one page at a time (ordered
 // by source, relation, target, id).

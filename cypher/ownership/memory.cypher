@@ -1,4 +1,4 @@
-// What one memory's history adds to its listing (design §11): all its stored properties, when
+// What one memory's history adds to its listing (design §10): all its stored properties, when
 // the words it shows were said and in which conversation, and the memory that superseded it.
 UNWIND $rows AS row
 MATCH (a:Entity {user_id: $user_id, id: row.source_id}),

@@ -1,4 +1,4 @@
-// Retract a memory the person says is wrong (design §11), or take the retraction back
+// Retract a memory the person says is wrong (design §10), or take the retraction back
 // ($retract false). A retracted edge stays, with the date, and is never recalled.
 UNWIND $rows AS row
 MATCH (a:Entity {user_id: $user_id, id: row.source_id}),

@@ -1,4 +1,4 @@
-// Import, step 1 (design §13): under the partition lock, refuse a partition that holds
+// Import, step 1 (design §11): under the partition lock, refuse a partition that holds
 // anything, else mark it as being imported (commits are refused until the import ends).
 MERGE (p:Partition {user_id: $user_id})
 ON CREATE SET p.created_at = $now, p.version = 0

@@ -1,4 +1,4 @@
-// Closing a conversation: its read log has been applied, so it is cleared (design §11: what a
+// Closing a conversation: its read log has been applied, so it is cleared (design §10: what a
 // conversation read is not kept past its use); only the count of reinforced reads stays.
 MERGE (c:Conversation {user_id: $user_id, id: $conversation_id})
 ON CREATE SET c.started_at = $now, c.read_log = []

@@ -1,6 +1,6 @@
 // A new sighting of a stored edge: cite the conversation and log its sighting (its words, when,
 // how sure: `sightings`, one JSON text per conversation, so forgetting a conversation can take
-// its words back, design §11); take the new words and confidence only when the new sighting is
+// its words back, design §10); take the new words and confidence only when the new sighting is
 // surer (design §6). Confidence never moves otherwise. Said again, a retracted memory counts
 // again: the person's newer words win over the retraction.
 // Both ends are named, so the edge is found between them from the end with fewer edges

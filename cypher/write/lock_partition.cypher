@@ -3,8 +3,8 @@
 // (no duplicate entities); removing it again leaves the node unchanged. `epoch` (set once) and
 // `version` (bumped by every commit and undo) name the partition's state, so a process may
 // reuse what it read of an unchanged partition (design §5, "Snapshots"). `erasing_since` is
-// set while the whole partition is being forgotten (design §11), `importing_since` while a
-// memory is imported into it (§13): writers refuse then.
+// set while the whole partition is being forgotten (design §10), `importing_since` while a
+// memory is imported into it (§11): writers refuse then.
 MERGE (p:Partition {user_id: $user_id})
 ON CREATE SET p.created_at = $now, p.version = 0
 SET p._lock = true, p.epoch = coalesce(p.epoch, randomUUID())

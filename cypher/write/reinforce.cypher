@@ -1,6 +1,6 @@
 // Reinforcement (design §6): S_now = S0·e^(−λt), S_new = min(S_now + bump, max);
 // S0 := S_new, touched_at := now, dormant := false. Used on re-observation and at close.
-// Each edge counts its reinforcements and keeps the dates of the last 20 (its history, §11).
+// Each edge counts its reinforcements and keeps the dates of the last 20 (its history, §10).
 // Rows name both ends ({source_id, target_id, edge_id}): the edge is found between them from
 // the end with fewer edges. A read log written before targets were logged names the source
 // only; its edges are looked for among the source's.

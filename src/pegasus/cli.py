@@ -253,7 +253,7 @@ def review(
                        f"({r.kind}, confidence {r.confidence:.2f})  [{r.conversation_id}]")
 
 
-# --- the person's control over their memory (design §11) -------------------------------------
+# --- the person's control over their memory (design §10) -------------------------------------
 
 EntityArgument = Annotated[str, typer.Argument(help="An entity: its name, an alias or its id.")]
 
@@ -403,7 +403,7 @@ def export_memory(
     with_turns: Annotated[bool, typer.Option(help="Include recorded turns.")] = False,
     at: AtOption = None,
 ) -> None:
-    """Export a user's memory as JSON Lines (format v1; docs/design.md §13)."""
+    """Export a user's memory as JSON Lines (format v1; docs/design.md §11)."""
     def write(mem) -> int:
         lines = 0
         with (output.open("w", encoding="utf-8") if output else contextlib.nullcontext(

@@ -128,7 +128,7 @@ def entity_row(entity: StoredEntity) -> dict[str, Any]:
 
 def lock_partition(tx: ManagedTransaction, user_id: str, now: datetime) -> dict[str, Any]:
     """Take the user's partition lock for this transaction (every writer does, design §6);
-    refused while the user's whole memory is being forgotten (design §11)."""
+    refused while the user's whole memory is being forgotten (design §10)."""
     state = run(tx, "write/lock_partition", user_id=user_id, now=now)[0]
     if state["erasing_since"] is not None:
         raise ErasureInProgressError(

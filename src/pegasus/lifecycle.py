@@ -41,7 +41,7 @@ def close_in_tx(tx: ManagedTransaction, settings: Settings, user_id: str, conver
 def consolidate(store: Store, settings: Settings, now: datetime,
                 user_id: str | None = None) -> DecayReport:
     """Recompute edge strengths at `now` (every user's, or one user's); mark dormant, expired;
-    delete the recorded turns past their retention (design §11)."""
+    delete the recorded turns past their retention (design §10)."""
     before = store.query("read/decay_counts", user_id=user_id)[0]
     store.auto("maintenance/decay", now=now, lambdas=settings.decay_lambdas,
                dormant_below=settings.dormant_below, batch_size=settings.decay_batch_size,

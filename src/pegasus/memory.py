@@ -324,7 +324,7 @@ class Memory:
         return [MergeRecord(**r) for r in self.store.query("read/merge_records", user_id=user_id,
                                                             statuses=statuses)]
 
-    # --- the person's control over their memory (design §11) ---------------------------------
+    # --- the person's control over their memory (design §10) ---------------------------------
 
     def memories(self, user_id: str, about: str | None = None,
                  state: str | list[str] = "current", limit: int | None = None, offset: int = 0,
@@ -388,7 +388,7 @@ class Memory:
 
     def forget_memory(self, user_id: str, memory_id: str, at: datetime | None = None
                       ) -> ForgetReport:
-        """Erase one memory, everywhere its words live (design §11)."""
+        """Erase one memory, everywhere its words live (design §10)."""
         from pegasus.ownership.forget import forget_memory
 
         _check_id("user_id", user_id)
@@ -429,7 +429,7 @@ class Memory:
         self.recall_engine.forget_user(user_id)
         return report
 
-    # --- taking it along: export and import (design §13) -----------------------------------
+    # --- taking it along: export and import (design §11) -----------------------------------
 
     def export(self, user_id: str, with_turns: bool = False, at: datetime | None = None
                ) -> Iterator[str]:

@@ -135,7 +135,7 @@ class ConversationIn(_Lenient):
 
 class ForgetIn(_Lenient):
     """A request the user made in the conversation to forget or retract what they said before
-    (design §11): about one entity; with `relation` (and `target`), only those memories."""
+    (design §10): about one entity; with `relation` (and `target`), only those memories."""
 
     about: Name
     relation: Annotated[str, StringConstraints(max_length=MAX_LABEL_CHARS)] | None = None
@@ -233,7 +233,7 @@ class CommitReport(BaseModel):
     superseded: list[str] = Field(default_factory=list)
     revived: list[str] = Field(default_factory=list)
     ended: list[str] = Field(default_factory=list)
-    forgotten: list[str] = Field(default_factory=list)  # erased at the user's request (§11)
+    forgotten: list[str] = Field(default_factory=list)  # erased at the user's request (§10)
     retracted: list[str] = Field(default_factory=list)  # retracted at the user's request
     dropped: list[Dropped] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
@@ -453,7 +453,7 @@ class Correction(BaseModel):
 
 
 class ForgetReport(BaseModel):
-    """What an erasure removed (design §11). A second run of the same erasure removes nothing."""
+    """What an erasure removed (design §10). A second run of the same erasure removes nothing."""
 
     user_id: str
     scope: Literal["memory", "entity", "conversation", "everything"]
@@ -470,7 +470,7 @@ class ForgetReport(BaseModel):
 
 
 class ImportReport(BaseModel):
-    """What an import wrote (design §13)."""
+    """What an import wrote (design §11)."""
 
     user_id: str
     source_user_id: str  # whose memory the file held

@@ -2,7 +2,7 @@
 
 Neo4j properties are scalars, instants and lists of them. JSON has no instant, so one is
 written as {"$datetime": ISO 8601}; everything else is JSON as it is. Used where stored state
-must round-trip through text: a hand merge's record of the memories it took off (design §11).
+must round-trip through text: a hand merge's record of the memories it took off (design §10).
 """
 
 from __future__ import annotations

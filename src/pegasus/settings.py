@@ -96,7 +96,7 @@ class Settings(BaseSettings):
     decay_interval_h: float = 23.0
     decay_in_serve: bool = True
 
-    # --- the person's control (design §11) ----------------------------------------------------
+    # --- the person's control (design §10) ----------------------------------------------------
     # Forgetting a whole user deletes this many edges or nodes per transaction.
     erase_batch_size: int = Field(default=5_000, ge=1)
     # Recorded turns (proxy, plugins) are deleted this many days after their conversation was

@@ -1,4 +1,4 @@
-"""Random, hostile batches through the real commit path (design §4, §10)."""
+"""Random, hostile batches through the real commit path (design §4, §12)."""
 
 import contextlib
 import re

@@ -1,4 +1,4 @@
-"""Erasure that can fail (design §11): unique marker words planted in every place a user's words
+"""Erasure that can fail (design §10): unique marker words planted in every place a user's words
 live, then every string of every node and relationship in the database is scanned after each
 kind of forget. Another user holding the very same words is compared property by property."""
 

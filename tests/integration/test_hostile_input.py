@@ -1,4 +1,4 @@
-"""Input built to break things gets a clear error and writes nothing (design §10)."""
+"""Input built to break things gets a clear error and writes nothing (design §12)."""
 
 import subprocess
 import sys

@@ -1,4 +1,4 @@
-"""Tenant isolation at scale (design §10): 10,000 random probes over 50 users sharing names."""
+"""Tenant isolation at scale (design §12): 10,000 random probes over 50 users sharing names."""
 
 import random
 from datetime import UTC, datetime

@@ -1,4 +1,4 @@
-"""See, correct, forget (design §11) through the Python facade, on a real Neo4j."""
+"""See, correct, forget (design §10) through the Python facade, on a real Neo4j."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Export and import (design §13): round trips, refusals, and the schema file."""
+"""Export and import (design §11): round trips, refusals, and the schema file."""
 
 from __future__ import annotations
 

@@ -67,7 +67,7 @@ def worded(target, snippet, confidence):
 
 
 def test_each_conversation_logs_one_sighting_with_its_surest_words():
-    """Forgetting a conversation takes back its sighting (design §11): the created edge's and
+    """Forgetting a conversation takes back its sighting (design §10): the created edge's and
     the stored edge's sightings hold the words the batch was surest of, once per edge."""
     stored = [StoredEdge("tea", "u", "LIKES", "tea", False, "one_to_many", 0.5)]
     plan = plan_edges([worded("jazz", "jazz, a bit", 0.4), worded("jazz", "I love jazz", 0.8),

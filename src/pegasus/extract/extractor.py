@@ -74,7 +74,7 @@ def _digest(text: str) -> str:
 
 class Staging:
     """The staged tool calls of one (user, conversation), one JSON line each, fsynced. Each
-    user's files share one folder, so forgetting a user removes them all (design §11)."""
+    user's files share one folder, so forgetting a user removes them all (design §10)."""
 
     def __init__(self, root: Path, user_id: str, conversation_id: str) -> None:
         self.path = self.user_dir(root, user_id) / f"{_digest(conversation_id)}.jsonl"

@@ -55,7 +55,7 @@ class EdgePlan:
 def sighting(conversation_id: str, at: datetime, relation: CleanRelation) -> str:
     """One conversation's sighting of an edge as stored in `r.sightings` (JSON text): whose
     words, when, and how sure. Forgetting a conversation removes its sighting, and the edge's
-    words fall back to another's (design §11)."""
+    words fall back to another's (design §10)."""
     return json.dumps({"conversation_id": conversation_id, "at": at.isoformat(),
                        "snippet": relation.snippet, "evidence": relation.evidence,
                        "confidence": relation.confidence}, ensure_ascii=False)

@@ -1,6 +1,6 @@
 """Undoing a merge from its record (design §5, beyond the write-up): both nodes as they were.
 
-A merge made by hand (design §11) records the absorbed entity whole (its id, conversations) and
+A merge made by hand (design §10) records the absorbed entity whole (its id, conversations) and
 the memories that ran between the two, which the merge had to take off; undo restores those too.
 """
 

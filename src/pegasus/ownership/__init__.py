@@ -1,4 +1,4 @@
-"""The person's control over their memory (design §11): see it, correct it, forget it.
+"""The person's control over their memory (design §10): see it, correct it, forget it.
 
 `see` lists memories and one memory's history; `correct` retracts a memory, renames an entity,
 edits its aliases and merges two entities by hand (undoable); `forget` erases one memory, one

@@ -1,4 +1,4 @@
-"""Correcting one's memory (design §11): retract a memory, rename an entity, edit its aliases,
+"""Correcting one's memory (design §10): retract a memory, rename an entity, edit its aliases,
 merge two entities by hand. Each runs in one write transaction under the partition lock."""
 
 from __future__ import annotations
@@ -104,7 +104,7 @@ def edit_aliases(tx: ManagedTransaction, embedder: Embedder, user_id: str, ref: 
 
 def merge(tx: ManagedTransaction, embedder: Embedder, user_id: str, keep_ref: str,
           absorb_ref: str, now: datetime) -> Correction:
-    """Merge two entities the person says are one (design §11): the kept one takes the other's
+    """Merge two entities the person says are one (design §10): the kept one takes the other's
     names as aliases, its properties where it has none, its conversations and memories. The
     memories between the two would point at one node: they are taken off and kept in the
     merge record, so `undo_merge` puts everything back. The self node always survives."""

@@ -1,4 +1,4 @@
-"""Forgetting, which is erasure and not decay (design §11): one memory, one entity, one
+"""Forgetting, which is erasure and not decay (design §10): one memory, one entity, one
 conversation, or everything of a user, from every place the words live.
 
 Memory, entity and conversation erasures run in one write transaction under the partition lock

@@ -1,4 +1,4 @@
-"""Forgetting asked for in conversation (design §11): a batch's `forget` requests, applied when
+"""Forgetting asked for in conversation (design §10): a batch's `forget` requests, applied when
 it commits, before its own memories are written (what the conversation says anew stays)."""
 
 from __future__ import annotations

@@ -340,7 +340,7 @@ MemoryPath = Annotated[str, Path(min_length=1, max_length=200, pattern=ID_PATTER
 
 
 def _ownership_routes(app: FastAPI) -> None:
-    """See, correct, forget (design §11), each scoped to the key's user: an id of another
+    """See, correct, forget (design §10), each scoped to the key's user: an id of another
     user's memory is not found (404), never forbidden, so existence does not leak."""
     def mem(request: Request) -> Memory:
         return request.app.state.memory

@@ -1,4 +1,4 @@
-"""Export one user's memory as JSON Lines (design §13), page by page: at no point is the
+"""Export one user's memory as JSON Lines (design §11), page by page: at no point is the
 partition in one Python list, so a 100,000-edge user costs the memory of a page."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The export format, version 1: JSON Lines, one record per line, in this order: a header, the
-entities, the memories, the conversations, the merge records (design §13). These models are
+entities, the memories, the conversations, the merge records (design §11). These models are
 the format's definition; `schemas/pegasus-export-v1.schema.json` is generated from them
 (`python -m pegasus.transfer.format`) and a test holds the two equal."""
 

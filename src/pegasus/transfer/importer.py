@@ -1,4 +1,4 @@
-"""Import an export file into an empty partition (design §13): the file is checked whole first
+"""Import an export file into an empty partition (design §11): the file is checked whole first
 (nothing is written when any line breaks the format), then written in batches, with the keys,
 the snippet embeddings and their centring computed anew."""
 
