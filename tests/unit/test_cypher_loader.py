@@ -82,7 +82,7 @@ def test_every_cypher_file_is_used_and_every_loaded_name_exists():
     root = Path(__file__).resolve().parents[2]
     sources = "\n".join(p.read_text() for folder in ("src", "benchmarks")
                         for p in (root / folder).rglob("*.py"))
-    named = set(re.findall(r'"((?:read|write|maintenance)/[a-z_0-9]+)"', sources))
+    named = set(re.findall(r'"((?:read|write|maintenance|ownership|transfer)/[a-z_0-9]+)"', sources))
     files = {str(p.relative_to(root / "cypher").with_suffix(""))
              for p in (root / "cypher").rglob("*.cypher")
              if p.parts[-2] not in ("explore", "schema", "fragments")}
