@@ -123,13 +123,8 @@ def build_server(memory: Memory, user_id: str) -> MCPServer:
             raise PegasusError("say what to correct: memory_id with retract, or an entity")
         if merge_into is not None:
             return memory.merge_entities(user_id, merge_into, entity).model_dump(mode="json")
-        result = None
-        if new_name is not None:
-            result = memory.rename_entity(user_id, entity, new_name)
-            entity = result.entity_id or entity
-        if add_aliases or remove_aliases or result is None:
-            result = memory.edit_aliases(user_id, entity, add_aliases, remove_aliases)
-        return result.model_dump(mode="json")
+        return memory.correct_entity(user_id, entity, new_name, add_aliases,
+                                     remove_aliases).model_dump(mode="json")
 
     @server.tool()
     @_tool_errors

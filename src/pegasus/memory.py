@@ -377,6 +377,18 @@ class Memory:
         return self.store.write(lambda tx: edit_aliases(
             tx, self.embedder, user_id, entity, list(add or []), list(remove or []), now))
 
+    def correct_entity(self, user_id: str, entity: str, new_name: str | None = None,
+                       add: list[str] | None = None, remove: list[str] | None = None,
+                       at: datetime | None = None) -> Correction:
+        """Rename an entity and/or edit its aliases (the HTTP PATCH and MCP `correct` shape)."""
+        result = None
+        if new_name is not None:
+            result = self.rename_entity(user_id, entity, new_name, at)
+            entity = result.entity_id or entity
+        if add or remove or result is None:
+            result = self.edit_aliases(user_id, entity, add, remove, at)
+        return result
+
     def merge_entities(self, user_id: str, keep: str, absorb: str,
                        at: datetime | None = None) -> Correction:
         """Merge two entities the person says are one; recorded, so `undo_merge` splits them."""

@@ -382,21 +382,8 @@ def _ownership_routes(app: FastAPI) -> None:
                tags=["ownership"], summary="Rename an entity, add or remove aliases")
     async def patch_entity(entity: EntityPath, body: EntityPatch, user: User,
                            request: Request) -> Correction:
-        memory = mem(request)
-
-        def correct() -> Correction:
-            result = None
-            if body.name is not None:
-                result = memory.rename_entity(user, entity, body.name, body.at)
-                entity_ref = result.entity_id or entity
-            else:
-                entity_ref = entity
-            if body.add_aliases or body.remove_aliases or result is None:
-                result = memory.edit_aliases(user, entity_ref, body.add_aliases,
-                                             body.remove_aliases, body.at)
-            return result
-
-        return await run_in_threadpool(correct)
+        return await run_in_threadpool(mem(request).correct_entity, user, entity, body.name,
+                                       body.add_aliases, body.remove_aliases, body.at)
 
     @app.post("/v1/memory/entities/merge", response_model=Correction, responses=found,
               tags=["ownership"], summary="Merge two entities that are one (undoable)")
