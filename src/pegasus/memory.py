@@ -90,8 +90,8 @@ class Memory:
     @cached_property
     def embedder(self) -> Embedder:
         return self._embedder or Embedder(
-            self.settings.embedding_model, self.settings.embedding_dimensions
-        )
+            self.settings.embedding_model, self.settings.embedding_dimensions,
+            self.settings.embed_cache_texts)
 
     @cached_property
     def recall_engine(self) -> RecallEngine:

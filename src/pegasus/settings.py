@@ -55,6 +55,8 @@ class Settings(BaseSettings):
     # --- embeddings --------------------------------------------------------------------
     embedding_model: str = "all-MiniLM-L6-v2"
     embedding_dimensions: int = 384
+    # The embedder keeps the vectors of this many recently embedded texts (words repeat).
+    embed_cache_texts: int = Field(default=20_000, ge=1)
 
     # --- LLM (extraction and merge review) ----------------------------------------------
     llm_model: str | None = None

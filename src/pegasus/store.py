@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
@@ -146,6 +146,15 @@ class Store:
     def query(self, name: str, **params: Any) -> list[dict[str, Any]]:
         """One named read query in its own transaction."""
         return self.read(lambda tx: run(tx, name, **params))
+
+    def stream(self, name: str, **params: Any) -> Iterator[dict[str, Any]]:
+        """A named read query whose rows arrive as they are consumed, a fetch at a time (an
+        export of a node with tens of thousands of edges never sits in one list). Not retried:
+        rows already handed on cannot be taken back."""
+        with self.driver.session(database=self.database, fetch_size=500,
+                                 default_access_mode=neo4j.READ_ACCESS) as session:
+            for record in session.run(cypher.load(name), params):
+                yield {k: plain(v) for k, v in record.items()}
 
     def execute(self, name: str, **params: Any) -> list[dict[str, Any]]:
         """One named write query in its own transaction."""

@@ -71,8 +71,8 @@ def export_lines(store: Store, user_id: str, now: datetime,
             yield _line(EntityRecord(**{k: native(v) for k, v in row.items() if k != "properties"},
                                      properties={k: native(v) for k, v in row["properties"]}))
     for page in _pages(store, "transfer/export_entities", user_id, "id"):
-        for row in store.query("transfer/export_memories", user_id=user_id,
-                               entity_ids=[r["id"] for r in page]):
+        for row in store.stream("transfer/export_memories", user_id=user_id,
+                                entity_ids=[r["id"] for r in page]):
             yield _line(_memory(row))
     for page in _pages(store, "transfer/export_conversations", user_id, "id"):
         for row in page:
