@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
+import re
 import sys
 import time
 from datetime import datetime
@@ -12,10 +14,12 @@ from typing import Annotated
 
 import typer
 
-from pegasus.errors import PegasusError
+from pegasus.errors import ConfigError, PegasusError
 from pegasus.settings import Settings
 
 app = typer.Typer(help="Pegasus: temporal, cross-conversation memory on Neo4j.", no_args_is_help=True)
+# The driver logs its own account of a failed connection; the CLI says it once, in one line.
+logging.getLogger("neo4j").setLevel(logging.CRITICAL)
 neo4j_app = typer.Typer(help="A local Neo4j Community server, without Docker.", no_args_is_help=True)
 app.add_typer(neo4j_app, name="neo4j")
 correct_app = typer.Typer(help="Correct a user's memory: retract, rename, aliases, merge.",
@@ -44,12 +48,31 @@ def fail(exc: Exception) -> None:
     raise typer.Exit(2)
 
 
+def load_settings() -> Settings:
+    """Settings from the environment and .env; a malformed one is one line and exit 2."""
+    from pydantic import ValidationError
+    from pydantic_settings import SettingsError
+
+    try:
+        return Settings()
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        name = "PEGASUS_" + "_".join(str(p) for p in first["loc"][:1]).upper()
+        fail(ConfigError(f"{name}: {first['msg']} (got {str(first.get('input'))[:80]!r})"))
+    except SettingsError as exc:
+        field = re.search(r'field "(\w+)"', str(exc))
+        name = f"PEGASUS_{field[1].upper()}" if field else "a setting"
+        fail(ConfigError(f"{name} cannot be read: it must be JSON (a map such as "
+                         '{"key": "value"}, or a list)'))
+    raise AssertionError("unreachable")
+
+
 @neo4j_app.command("start")
 def neo4j_start() -> None:
     """Start (or reuse) the local server; prints where it listens."""
     from pegasus.neo4j_local import LocalNeo4j, ensure_jars
 
-    settings = Settings()
+    settings = load_settings()
     try:
         began = time.monotonic()
         _, downloaded = ensure_jars(settings)
@@ -71,7 +94,7 @@ def neo4j_stop() -> None:
     """Stop the local server."""
     from pegasus.neo4j_local import LocalNeo4j
 
-    stopped = LocalNeo4j.managed(Settings()).stop()
+    stopped = LocalNeo4j.managed(load_settings()).stop()
     typer.echo("stopped" if stopped else "not running")
 
 
@@ -81,7 +104,7 @@ def neo4j_status() -> None:
     from pegasus.neo4j_local import LocalNeo4j
     from pegasus.store import Store
 
-    settings = Settings()
+    settings = load_settings()
     state = LocalNeo4j.managed(settings).state()
     if state is None:
         typer.echo("not running")
@@ -124,7 +147,8 @@ def _with_memory(action):
     from pegasus.memory import Memory
 
     try:
-        with Memory(Settings()) as mem:
+        with Memory(load_settings()) as mem:
+            mem.verify()
             return action(mem)
     except PegasusError as exc:
         fail(exc)
@@ -207,7 +231,7 @@ def demo(
     from pegasus.memory import Memory
     from pegasus.neo4j_local import LocalNeo4j, ensure_jars
 
-    settings = Settings()
+    settings = load_settings()
     try:
         if settings.neo4j_uri is None:
             typer.echo("starting Neo4j (first run fetches the jars from Maven Central)…")
@@ -444,15 +468,15 @@ def serve(
     from pegasus.memory import Memory
     from pegasus.serve.app import create_app
 
-    settings = Settings()
+    settings = load_settings()
     try:
         memory = Memory(settings)
         memory.verify()
         memory.migrate()
+        application = create_app(memory)  # the API keys are checked here, before the model
         # Load the embedding model before the first request: a client's first recall must
         # not wait for it (the Opencode plugin gives a recall 10 s).
         memory.embedder.embed(["warm up"])
-        application = create_app(memory)
     except PegasusError as exc:
         fail(exc)
     if not application.state.keys.users:
@@ -472,7 +496,7 @@ def mcp_stdio(user: UserOption) -> None:
     from pegasus.memory import Memory
 
     try:
-        memory = Memory(Settings())
+        memory = Memory(load_settings())
         memory.verify()
     except PegasusError as exc:
         fail(exc)

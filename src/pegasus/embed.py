@@ -52,7 +52,10 @@ def _load(name: str):
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     from sentence_transformers import SentenceTransformer
+    from transformers.utils import logging as transformers_logging
 
+    # No progress bar per command: callers that want to say so print one line themselves.
+    transformers_logging.disable_progress_bar()
     return SentenceTransformer(model_path(name), device="cpu")
 
 

@@ -31,6 +31,29 @@ def chat_model(settings: Settings) -> BaseChatModel:
     )
 
 
+def llm_problem(exc: Exception, settings: Settings) -> ConfigError | None:
+    """An LLM client error that means a setting is wrong, as one line naming it; else None.
+    Told apart by the OpenAI client's exception names, so no vendor SDK is imported here."""
+    where = settings.llm_base_url or "the OpenAI API"
+    chain, seen = [], exc
+    while seen is not None and len(chain) < 8:  # langchain wraps the SDK's errors
+        chain.append(type(seen).__name__)
+        seen = seen.__cause__
+    kind = next((k.removeprefix("OpenAI") for k in chain if k.removeprefix("OpenAI") in {
+        "AuthenticationError", "PermissionDeniedError", "APIConnectionError", "APITimeoutError",
+        "NotFoundError"}), "")
+    if kind in {"AuthenticationError", "PermissionDeniedError"}:
+        return ConfigError(f"the LLM at {where} rejected the API key: set PEGASUS_LLM_API_KEY "
+                           "to a key it accepts")
+    if kind in {"APIConnectionError", "APITimeoutError"}:
+        return ConfigError(f"cannot reach the LLM at {where}: check PEGASUS_LLM_BASE_URL and "
+                           "that the server is running")
+    if kind == "NotFoundError":
+        return ConfigError(f"the LLM at {where} has no model {settings.llm_model!r} (or no "
+                           "chat endpoint there): check PEGASUS_LLM_MODEL and PEGASUS_LLM_BASE_URL")
+    return None
+
+
 def _from_factory(settings: Settings) -> BaseChatModel:
     module_name, _, attribute = (settings.llm_factory or "").partition(":")
     try:

@@ -310,8 +310,16 @@ class Memory:
         context = self.recall_engine.explain(
             user_id, user_words, aware(at), RecallParams.for_write_context(self.settings)
         ).recall.render()
-        batch, notes = Extractor(self.llm, self.settings.llm_max_retries).run(
-            checked, staging, context, self.settings.extract_assistant_turns)
+        try:
+            batch, notes = Extractor(self.llm, self.settings.llm_max_retries).run(
+                checked, staging, context, self.settings.extract_assistant_turns)
+        except Exception as exc:
+            from pegasus.llm import llm_problem
+
+            problem = llm_problem(exc, self.settings)
+            if problem is None:
+                raise
+            raise problem from exc
         report = self.commit(user_id, conversation_id, batch, at=at, transcript=checked)
         report.notes = notes + report.notes
         staging.clear()

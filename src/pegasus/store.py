@@ -14,6 +14,7 @@ import numpy as np
 from neo4j import GraphDatabase, ManagedTransaction
 from neo4j.exceptions import (
     AuthError,
+    ClientError,
     ServiceUnavailable,
     SessionExpired,
     TransientError,
@@ -28,7 +29,7 @@ from tenacity import (
 )
 
 from pegasus import cypher
-from pegasus.errors import ConfigError, MigrationError, Neo4jUnavailableError
+from pegasus.errors import ConfigError, MigrationError, Neo4jUnavailableError, PegasusError
 from pegasus.settings import Settings
 
 T = TypeVar("T")
@@ -84,17 +85,54 @@ def resolve_connection(settings: Settings) -> tuple[str, tuple[str, str] | None]
     return state.bolt_uri, auth
 
 
+URI_SCHEMES = {"bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc"}
+
+
+def connection_problem(exc: Exception, settings: Settings, uri: str) -> PegasusError | None:
+    """A driver error that means a setting is wrong, as one line naming the setting and what
+    to do; None for anything else."""
+    if isinstance(exc, AuthError):
+        if settings.neo4j_password is None and settings.neo4j_uri:
+            return ConfigError(f"Neo4j at {uri} needs a password: set NEO4J_PASSWORD "
+                               "(and NEO4J_USER if it is not neo4j)")
+        return ConfigError(f"Neo4j at {uri} refused user {settings.neo4j_user!r} and its "
+                           "password: set NEO4J_USER and NEO4J_PASSWORD to the server's")
+    if isinstance(exc, ClientError) and exc.code and "DatabaseNotFound" in exc.code:
+        return ConfigError(f"NEO4J_DATABASE={settings.neo4j_database!r}: no such database on "
+                           f"{uri}; create it, or set NEO4J_DATABASE to one that exists "
+                           "(neo4j by default)")
+    if isinstance(exc, ServiceUnavailable | OSError):
+        if "+s" in uri.split("://", 1)[0]:
+            return ConfigError(f"NEO4J_URI={uri}: the TLS connection failed; a server without "
+                               "TLS is reached with neo4j:// or bolt://, one with a "
+                               "self-signed certificate with neo4j+ssc://")
+        return Neo4jUnavailableError(f"cannot reach Neo4j at {uri}: check NEO4J_URI and that "
+                                     "the server is running")
+    if isinstance(exc, neo4j.exceptions.ConfigurationError | ValueError):
+        return ConfigError(f"NEO4J_URI={uri!r} is not a Neo4j address (bolt://, neo4j://, "
+                           f"neo4j+s://, …): {exc}")
+    return None
+
+
 class Store:
     """Named, parameterised Cypher against one database, with retries on lost connections."""
 
     def __init__(self, settings: Settings, driver: neo4j.Driver | None = None) -> None:
         self.settings = settings
+        self.uri = settings.neo4j_uri or "the local server"
         if driver is None:
             uri, auth = resolve_connection(settings)
-            driver = GraphDatabase.driver(
-                uri, auth=auth, max_transaction_retry_time=settings.neo4j_retry_time_s,
-                notifications_min_severity="OFF",
-            )
+            self.uri = uri
+            if uri.split("://", 1)[0] not in URI_SCHEMES:
+                raise ConfigError(f"NEO4J_URI={uri!r} is not a Neo4j address: it starts with "
+                                  "bolt://, neo4j://, neo4j+s:// (or +ssc, bolt+s …)")
+            try:
+                driver = GraphDatabase.driver(
+                    uri, auth=auth, max_transaction_retry_time=settings.neo4j_retry_time_s,
+                    notifications_min_severity="OFF", connection_timeout=10.0,
+                )
+            except (neo4j.exceptions.ConfigurationError, ValueError) as exc:
+                raise connection_problem(exc, settings, uri) from exc
         self.driver = driver
         self.database = settings.neo4j_database
 
@@ -102,13 +140,22 @@ class Store:
         self.driver.close()
 
     def verify(self) -> None:
-        """Fail with a clear error when the server cannot be reached."""
+        """Fail with one clear line when a setting is wrong: the server cannot be reached, it
+        refuses the credentials, the database does not exist, or it is older than 2025.01."""
         try:
             self.driver.verify_connectivity()
-        except AuthError as exc:
-            raise ConfigError(f"Neo4j refused the credentials: {exc.message}") from exc
-        except (ServiceUnavailable, OSError) as exc:
-            raise Neo4jUnavailableError(f"Neo4j is not reachable: {exc}") from exc
+            version = str(self.server_info().get("version") or "")
+        except (AuthError, ClientError, ServiceUnavailable, OSError) as exc:
+            problem = connection_problem(exc, self.settings, self.uri)
+            if problem is None:
+                raise
+            raise problem from exc
+        major = int(version.split(".")[0]) if version[:1].isdigit() else 0
+        if major < 2025:
+            raise ConfigError(
+                f"Neo4j at {self.uri} is {version or 'of unknown version'}; Pegasus needs "
+                "2025.01 or later (its vector index filtered per user). Upgrade the server "
+                "(README, \"Upgrading from Neo4j 5.26\")")
 
     def _retrying(self, work: Callable[[], T]) -> T:
         """Run `work`, retried as a whole on a lost connection; then a clear error."""

@@ -5,7 +5,10 @@ The 5.26-era store is made the way that version left it: migrations V0001-V0005 
 index without a user filter), keys holding their raw embedding as a float list and packed,
 no centred vector, and the partition's per-user key mean."""
 
+import os
 import shutil
+import subprocess
+import sys
 import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
@@ -81,6 +84,15 @@ def test_a_5_26_store_upgrades_to_2026_and_recalls():
         _write_as_5_26(settings, user)
         with Memory(settings) as mem, pytest.raises(MigrationError, match="2025.x or later"):
             mem.migrate()  # Pegasus refuses 5.26: seeds need the filtered vector index
+        cli = subprocess.run(  # and the CLI says so in one line
+            [sys.executable, "-m", "pegasus", "memories", "--user", user], capture_output=True,
+            text=True, timeout=120, env={**os.environ, "NEO4J_URI": state.bolt_uri,
+                                         "NEO4J_PASSWORD": state.password or ""})
+        assert cli.returncode == 2, cli.stderr
+        assert cli.stderr.strip().splitlines() == [
+            f"error: Neo4j at {state.bolt_uri} is {OLD}; Pegasus needs 2025.01 or later (its "
+            "vector index filtered per user). Upgrade the server (README, \"Upgrading from "
+            "Neo4j 5.26\")"]
         old.stop()
 
         state = new.start()  # the same data folder, opened by Neo4j 2026

@@ -1,0 +1,105 @@
+"""Every configuration mistake is one line on stderr and exit 2, naming the setting and what to
+do (docs/reliability.md, "Configuration"); never a traceback. A Neo4j older than 2025.01 is
+tried in test_upgrade, which starts one."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import subprocess
+import sys
+import threading
+from urllib.parse import urlparse
+
+import pytest
+
+from pegasus.neo4j_local import free_port
+
+
+def pegasus(env, *args, stdin=None):
+    return subprocess.run([sys.executable, "-m", "pegasus", *args], env=env, input=stdin,
+                          capture_output=True, text=True, timeout=180)
+
+
+def one_line(done) -> str:
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), done.stderr
+    return lines[0]
+
+
+def server_env(neo4j_env, **changes):
+    env = {**neo4j_env, **changes}
+    return {k: v for k, v in env.items() if v is not None}
+
+
+@pytest.mark.parametrize("changes, says", [
+    ({"NEO4J_PASSWORD": "wrong-password"}, "refused user 'neo4j' and its password: set "
+                                            "NEO4J_USER and NEO4J_PASSWORD"),
+    ({"NEO4J_PASSWORD": None}, "needs a password: set NEO4J_PASSWORD"),
+    ({"NEO4J_DATABASE": "nosuchdb"}, "NEO4J_DATABASE='nosuchdb': no such database"),
+    ({"NEO4J_URI": "http://{host}"}, "is not a Neo4j address"),
+    ({"NEO4J_URI": "neo4j+s://{host}"}, "the TLS connection failed; a server without TLS is "
+                                        "reached with neo4j:// or bolt://"),
+    ({"NEO4J_URI": "bolt://127.0.0.1:{free}"}, "cannot reach Neo4j at bolt://127.0.0.1:"),
+    ({"PEGASUS_API_KEYS": "not json"}, "PEGASUS_API_KEYS cannot be read: it must be JSON"),
+    ({"PEGASUS_SEED_THRESHOLD": "high"}, "PEGASUS_SEED_THRESHOLD: Input should be a valid number"),
+], ids=["wrong-password", "no-password", "unknown-database", "not-bolt", "tls-mismatch",
+        "unreachable", "bad-api-keys-json", "bad-number"])
+def test_a_configuration_mistake_is_one_line(neo4j_env, changes, says):
+    host = urlparse(neo4j_env["NEO4J_URI"]).netloc
+    filled = {k: v.format(host=host, free=free_port()) if v else v for k, v in changes.items()}
+    line = one_line(pegasus(server_env(neo4j_env, **filled), "memories", "--user", "u"))
+    assert says in line
+
+
+def test_serve_refuses_to_start_in_one_line(neo4j_env):
+    line = one_line(pegasus(server_env(neo4j_env, NEO4J_PASSWORD="wrong-password"), "serve",
+                            "--port", str(free_port())))
+    assert "refused user 'neo4j'" in line
+    keys = json.dumps({"short": "user-a"})
+    line = one_line(pegasus(server_env(neo4j_env, PEGASUS_API_KEYS=keys), "serve", "--port",
+                            str(free_port())))
+    assert "every API key must be a string of at least 8 characters" in line
+
+
+class _Refusing(http.server.BaseHTTPRequestHandler):
+    """An OpenAI-compatible server that rejects every key."""
+
+    def do_POST(self):  # noqa: N802 - the standard library's name
+        body = json.dumps({"error": {"message": "Incorrect API key provided",
+                                     "type": "invalid_request_error",
+                                     "code": "invalid_api_key"}}).encode()
+        self.send_response(401)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def refusing_llm():
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Refusing)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    server.shutdown()
+
+
+def test_an_llm_that_refuses_the_key_or_cannot_be_reached(neo4j_env, refusing_llm, tmp_path,
+                                                          user_id):
+    transcript = tmp_path / "t.json"
+    transcript.write_text(json.dumps([{"role": "user", "content": "my boss Sarah"}]))
+    llm = {"PEGASUS_LLM_MODEL": "gpt-test", "PEGASUS_LLM_API_KEY": "sk-wrong",
+           "PEGASUS_LLM_MAX_RETRIES": "1", "PEGASUS_HOME": str(tmp_path / "home")}
+    args = ("remember", str(transcript), "--user", user_id, "--conversation", "c1")
+    line = one_line(pegasus(server_env(neo4j_env, **llm, PEGASUS_LLM_BASE_URL=refusing_llm),
+                            *args))
+    assert line == (f"error: the LLM at {refusing_llm} rejected the API key: set "
+                    "PEGASUS_LLM_API_KEY to a key it accepts")
+    closed = f"http://127.0.0.1:{free_port()}/v1"
+    line = one_line(pegasus(server_env(neo4j_env, **llm, PEGASUS_LLM_BASE_URL=closed), *args))
+    assert line == (f"error: cannot reach the LLM at {closed}: check PEGASUS_LLM_BASE_URL and "
+                    "that the server is running")
