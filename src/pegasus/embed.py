@@ -47,6 +47,9 @@ def model_path(name: str) -> str:
     return str(package.get_model_path())
 
 
+_LOADED: set[str] = set()
+
+
 @cache
 def _load(name: str):
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -56,7 +59,14 @@ def _load(name: str):
 
     # No progress bar per command: callers that want to say so print one line themselves.
     transformers_logging.disable_progress_bar()
-    return SentenceTransformer(model_path(name), device="cpu")
+    model = SentenceTransformer(model_path(name), device="cpu")
+    _LOADED.add(name)
+    return model
+
+
+def model_loaded(name: str) -> bool:
+    """Whether this process has loaded the embedding model (readiness)."""
+    return name in _LOADED
 
 
 class Embedder:

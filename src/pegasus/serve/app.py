@@ -54,6 +54,7 @@ from pegasus.models import (
 from pegasus.serve.auth import KeyRing, load_keys
 from pegasus.serve.conversations import Conversations
 from pegasus.serve.http import ID, ID_PATTERN, Unauthorized, User, error, error_responses
+from pegasus.serve.metrics import Metrics, add_routes
 from pegasus.serve.proxy import router
 
 log = logging.getLogger("pegasus.serve")
@@ -208,6 +209,8 @@ def create_app(memory: Memory, upstream: httpx.AsyncClient | None = None) -> Fas
     app.state.keys = KeyRing(load_keys(settings))
     app.state.conversations = Conversations(memory)
     app.state.upstream = upstream
+    app.state.metrics = Metrics(memory)
+    app.state.conversations.metrics = app.state.metrics
 
     @app.exception_handler(Unauthorized)
     async def _unauthorized(request: Request, exc: Unauthorized) -> JSONResponse:
@@ -223,6 +226,7 @@ def create_app(memory: Memory, upstream: httpx.AsyncClient | None = None) -> Fas
     async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
         return error(422, describe_validation_error(exc), "invalid_request_error")
 
+    add_routes(app)
     _memory_routes(app)
     _ownership_routes(app)
     app.include_router(router)
@@ -267,8 +271,9 @@ def _memory_routes(app: FastAPI) -> None:
     @app.post("/v1/memory/recall", response_model=RecallResponse, responses=MEMORY_ERRORS,
               tags=["memory"], summary="What a message recalls ([MEMORY]/[CONTEXT])")
     async def recall(body: RecallRequest, user: User, request: Request) -> dict[str, Any]:
-        result = await run_in_threadpool(mem(request).recall, user, body.text,
-                                         body.conversation_id, body.at)
+        with request.app.state.metrics.recall_seconds.time():
+            result = await run_in_threadpool(mem(request).recall, user, body.text,
+                                             body.conversation_id, body.at)
         return result.as_json()
 
     @app.post("/v1/memory/commit", response_model=CommitReport,

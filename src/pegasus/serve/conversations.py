@@ -42,6 +42,7 @@ def derived_id(user_id: str, messages: list[dict[str, Any]]) -> str:
 class Conversations:
     def __init__(self, memory: Memory) -> None:
         self.memory = memory
+        self.metrics = None  # set by the application: closes that commit are counted
         self._closer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pegasus-close")
         self._closing: set[tuple[str, str]] = set()
         self._lock = threading.Lock()
@@ -105,6 +106,8 @@ class Conversations:
             if (self.memory.has_llm and not state["committed"]
                     and any(t["role"] == "user" for t in turns)):
                 report = self.memory.remember(user_id, conversation_id, turns, at=at)
+                if self.metrics is not None and not report.skipped:
+                    self.metrics.commits.inc()
                 result["remembered"] = report.model_dump(mode="json", exclude_defaults=True)
             result["reinforced"] = self.memory.close_conversation(user_id, conversation_id, at=at)
             return result

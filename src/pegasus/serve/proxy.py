@@ -94,8 +94,9 @@ def _before_forwarding(request: Request, user: str, body: ChatRequest,
     conversations.record(user, conversation_id, [{"role": "user", "content": text}], now)
     if not text.strip():
         return conversation_id, ""
-    return conversation_id, memory.recall(user, text, conversation_id=conversation_id,
-                                          at=now).render()
+    with request.app.state.metrics.recall_seconds.time():
+        block = memory.recall(user, text, conversation_id=conversation_id, at=now).render()
+    return conversation_id, block
 
 
 def _record_reply(request: Request, user: str, conversation_id: str, reply: str) -> None:
