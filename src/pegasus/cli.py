@@ -26,6 +26,25 @@ correct_app = typer.Typer(help="Correct a user's memory: retract, rename, aliase
                           no_args_is_help=True)
 app.add_typer(correct_app, name="correct")
 
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            typer.echo(f"pegasus {version('pegasus-memory')}")
+        except PackageNotFoundError:  # run from a checkout that was never installed
+            typer.echo("pegasus (not installed)")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(
+    show_version: Annotated[bool | None, typer.Option(
+        "--version", callback=_version, is_eager=True, help="Print the version and exit.")] = None,
+) -> None:
+    """Pegasus: temporal, cross-conversation memory on Neo4j."""
+
+
 AtOption = Annotated[
     str | None, typer.Option("--at", help="A fixed clock (ISO-8601), for tests and replays.")
 ]

@@ -207,3 +207,11 @@ def test_export_and_import_from_the_command_line(env, tmp_path, user_id):
     replaced = json.loads(pegasus(env, "import", str(out), "--user", f"{user_id}-copy",
                                   "--replace").stdout)
     assert replaced["replaced"] is True and replaced["memories"] == 1
+
+
+def test_version_and_no_progress_bar(env):
+    from importlib.metadata import version
+
+    assert pegasus(env, "--version").stdout.strip() == f"pegasus {version('pegasus-memory')}"
+    listed = pegasus(env, "recall", "--user", "nobody-here", "hello")
+    assert "Loading weights" not in listed.stderr and listed.stderr == ""
