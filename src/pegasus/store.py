@@ -135,6 +135,14 @@ class Store:
                 raise connection_problem(exc, settings, uri) from exc
         self.driver = driver
         self.database = settings.neo4j_database
+        # Every session of this store chains the bookmarks of the ones before it: on a cluster
+        # a recall right after a commit reads from a server that has the commit (causal
+        # consistency); on a single server it costs nothing.
+        self.bookmarks = GraphDatabase.bookmark_manager()
+
+    def _session(self, **config: Any) -> neo4j.Session:
+        return self.driver.session(database=self.database, bookmark_manager=self.bookmarks,
+                                   **config)
 
     def close(self) -> None:
         self.driver.close()
@@ -179,14 +187,14 @@ class Store:
     def read(self, fn: Callable[[ManagedTransaction], T]) -> T:
         """Run `fn` in a read transaction (retried as a whole)."""
         def work() -> T:
-            with self.driver.session(database=self.database) as session:
+            with self._session() as session:
                 return session.execute_read(fn)
         return self._retrying(work)
 
     def write(self, fn: Callable[[ManagedTransaction], T]) -> T:
         """Run `fn` in one write transaction: all of it commits, or none of it."""
         def work() -> T:
-            with self.driver.session(database=self.database) as session:
+            with self._session() as session:
                 return session.execute_write(fn)
         return self._retrying(work)
 
@@ -198,8 +206,7 @@ class Store:
         """A named read query whose rows arrive as they are consumed, a fetch at a time (an
         export of a node with tens of thousands of edges never sits in one list). Not retried:
         rows already handed on cannot be taken back."""
-        with self.driver.session(database=self.database, fetch_size=500,
-                                 default_access_mode=neo4j.READ_ACCESS) as session:
+        with self._session(fetch_size=500, default_access_mode=neo4j.READ_ACCESS) as session:
             for record in session.run(cypher.load(name), params):
                 yield {k: plain(v) for k, v in record.items()}
 
@@ -213,7 +220,7 @@ class Store:
         Safe to retry only because every such query here is idempotent.
         """
         def work() -> None:
-            with self.driver.session(database=self.database) as session:
+            with self._session() as session:
                 session.run(cypher.load(name), params).consume()
         self._retrying(work)
 
@@ -285,7 +292,7 @@ class Store:
                     wait=wait_exponential(multiplier=0.2, max=2), stop=stop_after_attempt(8),
                     before_sleep=before_sleep_log(log, logging.INFO), reraise=True,
                 ):
-                    with attempt, self.driver.session(database=self.database) as session:
+                    with attempt, self._session() as session:
                         session.run(statement).consume()
             except neo4j.exceptions.Neo4jError as exc:
                 raise MigrationError(f"{name} failed: {exc.message}") from exc
