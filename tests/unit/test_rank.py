@@ -75,6 +75,18 @@ def test_equal_scores_put_the_more_recent_first():
     assert [c.id for c in score([old, new], Weights(0.45, 0.35, 0.20))] == ["new", "old"]
 
 
+def test_float_noise_in_a_signal_does_not_reorder_equal_memories():
+    """Found by the export round trip: an embedding computed in another batch differed in its
+    last bits, and two relation lines with the same score swapped places (#26)."""
+    weights = Weights(0.45, 0.35, 0.20)
+    a = cand("a", "same words", dense=0.5, label="OWNS")
+    b = cand("b", "same words", dense=0.5 + 1e-9, label="FINDS_REWARDING")
+    first = [c.id for c in score([a, b], weights)]
+    a2 = cand("a", "same words", dense=0.5 + 1e-9, label="OWNS")
+    b2 = cand("b", "same words", dense=0.5, label="FINDS_REWARDING")
+    assert [c.id for c in score([b2, a2], weights)] == first == ["b", "a"]  # by label
+
+
 def test_the_block_never_exceeds_the_word_budget_and_drops_contained_snippets():
     ranked = score([cand("long", "my boss Sarah moved the deadline again", text=3.0),
                     cand("inside", "Sarah moved the deadline", text=2.9),

@@ -74,6 +74,9 @@ def graph_scores(candidates: list[Candidate], activation: dict[str, float], self
             activation.get(end, 0.0) for end in (c.source_id, c.target_id) if end != self_id)
 
 
+SCORE_DECIMALS = 6
+
+
 def score(candidates: list[Candidate], weights: Weights) -> list[Candidate]:
     """Combine the three signals, each scaled to [0, 1] by its best value; best first."""
     if not candidates:
@@ -88,9 +91,12 @@ def score(candidates: list[Candidate], weights: Weights) -> list[Candidate]:
     graph = scaled(np.array([max(c.graph, 0.0) for c in candidates]))
     total = weights.keywords * text + weights.meaning * dense + weights.graph * graph
     for c, value in zip(candidates, total, strict=True):
-        c.score = float(value)
-    # Ties: the more recently said first, then by their words (never a random id).
-    ranked = sorted(candidates, key=lambda c: c.snippet)
+        # Six decimals: the last bits of an embedding differ with the batch it was computed
+        # in (a commit's, an import's), and must not reorder memories that score the same.
+        c.score = round(float(value), SCORE_DECIMALS)
+    # Ties: the more recently said first, then by their words, then by the relation (never a
+    # random id first, nor the order the database happens to return rows in).
+    ranked = sorted(candidates, key=lambda c: (c.snippet, c.label, c.target, c.source, c.id))
     ranked.sort(key=lambda c: c.said_at.timestamp() if c.said_at else 0.0, reverse=True)
     ranked.sort(key=lambda c: c.score, reverse=True)
     return ranked
