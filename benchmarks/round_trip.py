@@ -87,8 +87,8 @@ def main() -> None:
               "exported with turns, imported on a fresh one, exported again; the two exports "
               "compared sorted, without the regenerated header fields, and every question's "
               "recall block compared once both users were imported (the keyword signal is "
-              "Lucene's BM25 over the whole full-text index: with only the first user imported, "
-              "its statistics differed and 67 of one user's 81 blocks ranked differently)."]
+              "Lucene's BM25, whose statistics are the whole full-text index's: compared with "
+              "only the first user imported, 67 of that user's 81 blocks ranked differently)."]
     print("\n".join(lines))
     if not args.no_write:
         write_section("Export and import: a round trip on the dev set",
