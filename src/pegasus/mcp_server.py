@@ -113,10 +113,14 @@ def build_server(memory: Memory, user_id: str) -> MCPServer:
     def correct(memory_id: str | None = None, retract: bool = False, undo: bool = False,
                 entity: str | None = None, new_name: str | None = None,
                 add_aliases: list[str] | None = None, remove_aliases: list[str] | None = None,
-                merge_into: str | None = None) -> dict[str, Any]:
+                merge_into: str | None = None, undo_merge: str | None = None
+                ) -> dict[str, Any]:
         """Correct the memory when the user says it is wrong: retract a memory by id
         (`retract`; `undo` takes it back), rename an `entity` (`new_name`), edit its aliases,
-        or merge it into another entity that is the same (`merge_into`)."""
+        merge it into another entity that is the same (`merge_into`), or undo a merge by its
+        record id (`undo_merge`, from a merge's answer or `flagged_merges`)."""
+        if undo_merge is not None:
+            return memory.undo_merge(user_id, undo_merge).model_dump(mode="json")
         if memory_id is not None and (retract or undo):
             return memory.retract(user_id, memory_id, undo=undo).model_dump(mode="json")
         if entity is None:

@@ -123,6 +123,14 @@ def test_see_correct_and_forget_over_http(committed):
     renamed = client.patch("/v1/memory/entities/Acme", headers=auth(KEY_A),
                            json={"name": "Acme Corp", "add_aliases": ["ACME"]}).json()
     assert (renamed["name"], renamed["aliases"]) == ("Acme Corp", ["ACME"])
+    merged = client.post("/v1/memory/entities/merge", headers=auth(KEY_A),
+                         json={"keep": "Acme Corp", "absorb": "Sarah"}).json()
+    assert merged["action"] == "merged" and "Sarah" in merged["aliases"]
+    undone = client.post(f"/v1/memory/merges/{merged['merge_record_id']}/undo",
+                         headers=auth(KEY_A))
+    assert undone.json()["restored"] == "Sarah"
+    assert client.post(f"/v1/memory/merges/{merged['merge_record_id']}/undo",
+                       headers=auth(KEY_B)).status_code == 404
     forgot = client.delete("/v1/memory/entities/acme", headers=auth(KEY_A)).json()
     assert (forgot["scope"], forgot["memories"], forgot["entities"]) == ("entity", 1, 1)
     gone = client.delete(f"/v1/memory/edges/{boss['id']}", headers=auth(KEY_A)).json()
@@ -284,7 +292,7 @@ def test_fuzzing_finds_no_server_error(settings):
         schema = schemathesis.openapi.from_asgi("/openapi.json", create_app(memory))
         operations = [r.ok() for r in schema.include(path_regex="^/v1/memory")
                       .get_all_operations()]
-        assert len(operations) == 19
+        assert len(operations) == 20
         for operation in operations:
 
             @given(case=operation.as_strategy())

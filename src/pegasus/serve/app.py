@@ -49,6 +49,7 @@ from pegasus.models import (
     MemoryHistory,
     MergeRecord,
     Turn,
+    UndoResult,
     describe_validation_error,
 )
 from pegasus.serve.auth import KeyRing, load_keys
@@ -395,6 +396,12 @@ def _ownership_routes(app: FastAPI) -> None:
     async def merge_entities(body: MergeRequest, user: User, request: Request) -> Correction:
         return await run_in_threadpool(mem(request).merge_entities, user, body.keep,
                                        body.absorb, body.at)
+
+    @app.post("/v1/memory/merges/{record_id}/undo", response_model=UndoResult,
+              responses=found, tags=["ownership"],
+              summary="Undo a merge (by hand or by the rules): both entities as they were")
+    async def undo_merge(record_id: MemoryPath, user: User, request: Request) -> UndoResult:
+        return await run_in_threadpool(mem(request).undo_merge, user, record_id)
 
     @app.delete("/v1/memory/entities/{entity}", response_model=ForgetReport, responses=found,
                 tags=["ownership"], summary="Forget one entity with all its memories")

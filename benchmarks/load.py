@@ -1,0 +1,262 @@
+"""Load on a real `pegasus serve` (#28): clients at concurrency 1, 4, 16 and 64 over many users,
+a mix of recalls, proxied chat turns (against a stub upstream on this machine), recorded turns
+and closes; throughput, p50 and p95 per level, errors; the latency the proxy adds over calling
+the stub directly; and where one recall's time goes, stage by stage.
+
+    python -m benchmarks.load [--users 20] [--requests 400] [--levels 1 4 16 64]
+
+Neo4j is a throwaway server on this machine (or NEO4J_URI); every request goes to 127.0.0.1.
+Writes the "Load" section of docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import http.server
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from collections import defaultdict
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+
+import httpx
+
+from benchmarks._server import machine, memory
+from benchmarks.report import write_section
+from pegasus import store as store_module
+from pegasus.neo4j_local import free_port
+from pegasus.synthetic import conversations, message
+
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+MIX = [("recall", 0.6), ("chat", 0.25), ("turns", 0.1), ("close", 0.05)]
+
+
+class _Stub(http.server.BaseHTTPRequestHandler):
+    """An OpenAI-compatible upstream that answers every chat at once."""
+
+    protocol_version = "HTTP/1.1"
+
+    def do_POST(self):  # noqa: N802 - the standard library's name
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        body = json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": "stub",
+                           "choices": [{"index": 0, "finish_reason": "stop", "message": {
+                               "role": "assistant", "content": "noted"}}]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+@contextmanager
+def stub_upstream():
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Stub)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    finally:
+        server.shutdown()
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+async def level(base: str, keys: dict[str, str], names: dict[str, list[str]], concurrency: int,
+                requests: int, seed: int) -> dict:
+    """`requests` requests from `concurrency` clients; latencies by kind, errors, wall time."""
+    rng = random.Random(seed)
+    latencies: dict[str, list[float]] = defaultdict(list)
+    errors: list[str] = []
+    budget = iter(range(requests))
+    users = list(keys)
+
+    async def client(n: int, http: httpx.AsyncClient) -> None:
+        for i in budget:
+            key = users[(n + i) % len(users)]
+            user = keys[key]
+            kind = rng.choices([k for k, _ in MIX], [w for _, w in MIX])[0]
+            text = message(rng, names[user])
+            conversation = f"load-{n}-{i // 5}"
+            headers = {"Authorization": f"Bearer {key}"}
+            began = time.perf_counter()
+            if kind == "recall":
+                answer = await http.post("/v1/memory/recall", headers=headers,
+                                         json={"text": text, "conversation_id": conversation})
+            elif kind == "chat":
+                answer = await http.post(
+                    "/v1/chat/completions",
+                    headers={**headers, "X-Pegasus-Conversation": conversation},
+                    json={"model": "stub", "messages": [{"role": "user", "content": text}]})
+            elif kind == "turns":
+                answer = await http.post("/v1/memory/turns", headers=headers, json={
+                    "conversation_id": conversation,
+                    "turns": [{"role": "user", "content": text, "id": f"t{n}-{i}"}]})
+            else:
+                answer = await http.post(f"/v1/conversations/{conversation}/close",
+                                         headers=headers)
+            latencies[kind].append(time.perf_counter() - began)
+            if answer.status_code >= 400:
+                errors.append(f"{kind} {answer.status_code}")
+
+    began = time.perf_counter()
+    limits = httpx.Limits(max_connections=concurrency + 4)
+    async with httpx.AsyncClient(base_url=base, timeout=120, limits=limits) as http:
+        await asyncio.gather(*(client(n, http) for n in range(concurrency)))
+    wall = time.perf_counter() - began
+    every = [v for values in latencies.values() for v in values]
+    return {"concurrency": concurrency, "throughput": len(every) / wall,
+            "p50": percentile(every, 0.5), "p95": percentile(every, 0.95),
+            "recall_p50": percentile(latencies["recall"], 0.5),
+            "recall_p95": percentile(latencies["recall"], 0.95), "errors": len(errors),
+            "error_kinds": sorted(set(errors))}
+
+
+async def proxy_overhead(base: str, stub: str, key: str, rounds: int = 50) -> tuple[float, float]:
+    """Median time of one chat turn through the proxy and straight to the stub."""
+    body = {"model": "stub", "messages": [{"role": "user", "content": "hello there"}]}
+    through, direct = [], []
+    async with httpx.AsyncClient(timeout=60) as http:
+        for i in range(rounds):
+            began = time.perf_counter()
+            await http.post(f"{base}/v1/chat/completions", json=body, headers={
+                "Authorization": f"Bearer {key}", "X-Pegasus-Conversation": f"overhead-{i}"})
+            through.append(time.perf_counter() - began)
+            began = time.perf_counter()
+            await http.post(f"{stub}/chat/completions", json=body)
+            direct.append(time.perf_counter() - began)
+    return statistics.median(through), statistics.median(direct)
+
+
+def stage_profile(mem, user: str, names: list[str], rounds: int = 30) -> list[tuple[str, float]]:
+    """Where a recall's time goes: every named query, the embedding, the rest (ranking,
+    rendering), medians over `rounds` recalls with a read log."""
+    spent: dict[str, list[float]] = defaultdict(list)
+    original_run, original_embed = store_module.run, mem.embedder.embed
+    current: dict[str, float] = defaultdict(float)
+
+    def timed_run(tx, name, **params):
+        began = time.perf_counter()
+        try:
+            return original_run(tx, name, **params)
+        finally:
+            current[name] += time.perf_counter() - began
+
+    def timed_embed(texts):
+        began = time.perf_counter()
+        try:
+            return original_embed(texts)
+        finally:
+            current["embedding"] += time.perf_counter() - began
+
+    rng = random.Random(3)
+    modules = [m for m in list(sys.modules.values())
+               if m and getattr(m, "__name__", "").startswith("pegasus")
+               and getattr(m, "run", None) is original_run]
+    for module in modules:
+        module.run = timed_run
+    mem.embedder.embed = timed_embed
+    try:
+        for i in range(rounds):
+            mem.embedder.forget()
+            current.clear()
+            began = time.perf_counter()
+            mem.recall(user, message(rng, names), conversation_id=f"profile-{i}",
+                       at=T0 + timedelta(days=30))
+            total = time.perf_counter() - began
+            for name, seconds in current.items():
+                spent[name].append(seconds)
+            spent["everything else (Python: seeds, ranking, rendering)"].append(
+                total - sum(current.values()))
+            spent["the whole recall"].append(total)
+    finally:
+        for module in modules:
+            module.run = original_run
+        mem.embedder.embed = original_embed
+    return sorted(((name, statistics.median(v)) for name, v in spent.items()),
+                  key=lambda item: -item[1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--users", type=int, default=20)
+    parser.add_argument("--requests", type=int, default=400)
+    parser.add_argument("--levels", type=int, nargs="+", default=[1, 4, 16, 64])
+    parser.add_argument("--no-write", action="store_true")
+    args = parser.parse_args()
+    rng = random.Random(7)
+    keys = {f"key-load-{i:04d}": f"load-user-{i}" for i in range(args.users)}
+    names: dict[str, list[str]] = {}
+    with memory(heap="2g", pagecache="1g") as mem, stub_upstream() as stub:
+        for user in keys.values():
+            for n, batch in enumerate(conversations(rng, edges=200)):
+                mem.commit(user, f"seed-{n}", batch, at=T0 + timedelta(days=n))
+            names[user] = sorted({n for m in mem.memories(user) for n in (m.source, m.target)}
+                                 - {"User"})
+        port = free_port()
+        env = {**os.environ, "NEO4J_URI": mem.settings.neo4j_uri, "HF_HUB_OFFLINE": "1",
+               "PEGASUS_API_KEYS": json.dumps(keys), "PEGASUS_UPSTREAM_BASE_URL": stub,
+               "PEGASUS_DECAY_IN_SERVE": "false", "PEGASUS_IDLE_CLOSE_S": "3600"}
+        if mem.settings.neo4j_password:
+            env["NEO4J_PASSWORD"] = mem.settings.neo4j_password
+        command = [sys.executable, "-m", "pegasus", "serve", "--port", str(port)]
+        server = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.PIPE)
+        base = f"http://127.0.0.1:{port}"
+        try:
+            deadline = time.monotonic() + 180
+            while time.monotonic() < deadline:
+                try:
+                    if httpx.get(f"{base}/readyz", timeout=2).status_code == 200:
+                        break
+                except httpx.HTTPError:
+                    pass
+                time.sleep(0.5)
+            else:
+                raise RuntimeError(f"serve did not get ready: {server.stderr.read1().decode()}")
+            rows = []
+            for n, concurrency in enumerate(args.levels):
+                row = asyncio.run(level(base, keys, names, concurrency, args.requests, n))
+                rows.append(row)
+                print(f"ROW c={concurrency} {row['throughput']:.1f}/s p50 {row['p50'] * 1000:.0f}"
+                      f" p95 {row['p95'] * 1000:.0f} ms errors {row['errors']}", flush=True)
+            through, direct = asyncio.run(proxy_overhead(base, stub, next(iter(keys))))
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+        profile = stage_profile(mem, next(iter(keys.values())), names[next(iter(keys.values()))])
+    lines = ["| concurrency | requests/s | p50 | p95 | recall p50 | recall p95 | errors |",
+             "|---|---|---|---|---|---|---|"]
+    lines += [f"| {r['concurrency']} | {r['throughput']:.1f} | {r['p50'] * 1000:.0f} ms "
+              f"| {r['p95'] * 1000:.0f} ms | {r['recall_p50'] * 1000:.0f} ms "
+              f"| {r['recall_p95'] * 1000:.0f} ms | {r['errors']} "
+              f"{', '.join(r['error_kinds'])} |" for r in rows]
+    lines += ["", f"`pegasus serve` (one process) with Neo4j on the "
+              f"same 2-core machine; {args.users} users of 200 synthetic edges each; "
+              f"{args.requests} requests per level, mixed "
+              + ", ".join(f"{int(w * 100)}% {k}" for k, w in MIX) + " (chat through the proxy "
+              "to a stub upstream on this machine). A chat turn through the proxy: median "
+              f"{through * 1000:.0f} ms, against {direct * 1000:.1f} ms straight to the stub "
+              f"(the proxy adds {1000 * (through - direct):.0f} ms: the turn recorded, a recall, "
+              "the reply recorded).", "", "Where one recall's time goes (median of 30, in "
+              "process, word embeddings not cached, the read log written):", "",
+              "| stage | median |", "|---|---|"]
+    lines += [f"| {name} | {seconds * 1000:.1f} ms |" for name, seconds in profile]
+    print("\n".join(lines))
+    if not args.no_write:
+        write_section("Load", "python -m benchmarks.load", machine(), lines)
+
+
+if __name__ == "__main__":
+    main()
