@@ -177,7 +177,7 @@ def stage_profile(mem, user: str, names: list[str], rounds: int = 30) -> list[tu
             total = time.perf_counter() - began
             for name, seconds in current.items():
                 spent[name].append(seconds)
-            spent["everything else (Python: seeds, ranking, rendering)"].append(
+            spent["everything else (seeds and ranking in Python, sessions, commits)"].append(
                 total - sum(current.values()))
             spent["the whole recall"].append(total)
     finally:
