@@ -10,15 +10,22 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from neo4j.time import DateTime
-
 INSTANT = "$datetime"
+
+
+def native(value: Any) -> Any:
+    """A value as the driver returns it, as plain Python (instants as datetimes, lists element
+    by element)."""
+    if hasattr(value, "to_native"):  # neo4j.time's DateTime, Date, Time
+        return value.to_native()
+    if isinstance(value, list):
+        return [native(v) for v in value]
+    return value
 
 
 def encode_value(value: Any) -> Any:
     """One property value as JSON-able data."""
-    if isinstance(value, DateTime):
-        value = value.to_native()
+    value = native(value)
     if isinstance(value, datetime):
         return {INSTANT: value.isoformat()}
     if isinstance(value, list | tuple):

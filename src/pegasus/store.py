@@ -85,6 +85,13 @@ def resolve_connection(settings: Settings) -> tuple[str, tuple[str, str] | None]
     return state.bolt_uri, auth
 
 
+def too_old(version: str) -> bool:
+    """Whether a Neo4j version is older than 2025.01: seeds need its vector index filtered by
+    user (Cypher 25's SEARCH)."""
+    major = int(version.split(".")[0]) if version[:1].isdigit() else 0
+    return major < 2025
+
+
 URI_SCHEMES = {"bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc"}
 
 
@@ -152,14 +159,13 @@ class Store:
         refuses the credentials, the database does not exist, or it is older than 2025.01."""
         try:
             self.driver.verify_connectivity()
-            version = str(self.server_info().get("version") or "")
+            version = self.server_version()
         except (AuthError, ClientError, ServiceUnavailable, OSError) as exc:
             problem = connection_problem(exc, self.settings, self.uri)
             if problem is None:
                 raise
             raise problem from exc
-        major = int(version.split(".")[0]) if version[:1].isdigit() else 0
-        if major < 2025:
+        if too_old(version):
             raise ConfigError(
                 f"Neo4j at {self.uri} is {version or 'of unknown version'}; Pegasus needs "
                 "2025.01 or later (its vector index filtered per user). Upgrade the server "
@@ -253,9 +259,8 @@ class Store:
 
     def require_server(self) -> None:
         """Refuse a server older than Neo4j 2025: seeds need a vector index filtered by user."""
-        version = str(self.server_info().get("version") or "")
-        major = int(version.split(".")[0]) if version[:1].isdigit() else 0
-        if major < 2025:
+        version = self.server_version()
+        if too_old(version):
             raise MigrationError(
                 f"Pegasus needs Neo4j 2025.x or later (its vector index filtered per user); "
                 f"this server is {version or 'of unknown version'}. Move the database to "
@@ -315,6 +320,10 @@ class Store:
 
     def _await_indexes(self) -> None:
         self.query("maintenance/await_indexes", timeout_s=300)
+
+    def server_version(self) -> str:
+        """The server's version, e.g. "2026.08.1" (empty when it does not say)."""
+        return str(self.server_info().get("version") or "")
 
     def server_info(self) -> dict[str, Any]:
         rows = self.query("read/server_info")

@@ -34,7 +34,8 @@ def revert_record(survivor: StoredEntity, record: dict[str, Any]) -> set[str]:
     """Take back from `survivor` what the merge of `record` gave it: the absorbed forms, the
     properties it added or overwrote, its confidence and kind, its conversation. The property
     keys touched (a key the merge added must be removed in the graph too)."""
-    absorbed = CleanEntity.model_validate_json(record["absorbed"])
+    whole = json.loads(record["absorbed"])  # a merge by hand also keeps the absorbed id and sources
+    absorbed = CleanEntity.model_validate(whole)
     before = json.loads(record["before"]) if record.get("before") else None
     if before is None:
         return set()
@@ -49,7 +50,7 @@ def revert_record(survivor: StoredEntity, record: dict[str, Any]) -> set[str]:
     survivor.confidence = before["confidence"]
     survivor.kind = before.get("kind", survivor.kind)  # a provisional node's kind comes back
     survivor.provisional = before.get("provisional", survivor.provisional)
-    gave = set(json.loads(record["absorbed"]).get("conversations") or [record["conversation_id"]])
+    gave = set(whole.get("conversations") or [record["conversation_id"]])
     survivor.conversations = [c for c in survivor.conversations
                               if c not in gave or c in before["conversations"]]
     return set(before["properties"]) | set(absorbed.properties)
@@ -67,8 +68,8 @@ def undo_in_tx(tx: ManagedTransaction, embedder: Embedder, user_id: str, record_
         raise PegasusError(f"merge record {record_id!r} is {record['status']}; nothing to undo")
     if not rows[0]["survivor_exists"]:
         raise NotFoundError("the surviving entity of this merge no longer exists")
-    absorbed = CleanEntity.model_validate_json(record["absorbed"])
-    whole = json.loads(record["absorbed"])  # a merge by hand keeps the absorbed id and sources
+    whole = json.loads(record["absorbed"])  # a merge by hand also keeps the absorbed id and sources
+    absorbed = CleanEntity.model_validate(whole)
     [survivor] = stored_entities(tx, user_id, ids=[record["survivor_id"]])
     had = survivor.forms()
     touched = revert_record(survivor, record)

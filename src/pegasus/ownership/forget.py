@@ -198,12 +198,12 @@ def _take_back_entities(erasure: _Erasure, conversation_id: str) -> None:
             touched.setdefault(survivor.id, set()).update(revert_record(survivor, record))
     for entity in entities.values():
         entity.conversations = [c for c in entity.conversations if c != conversation_id]
-    alone = [r["id"] for r in run(tx, "ownership/orphans", user_id=user_id,
+    alone = {r["id"] for r in run(tx, "ownership/orphans", user_id=user_id,
                                   provisional_only=False, entity_ids=sorted(
-                                      i for i, e in entities.items() if not e.conversations))]
-    erasure.entities(alone)
+                                      i for i, e in entities.items() if not e.conversations))}
+    erasure.entities(sorted(alone))
     rows = []
-    for entity in (e for i, e in entities.items() if i not in set(alone)):
+    for entity in (e for i, e in entities.items() if i not in alone):
         row = entity_row(entity)
         for key in touched.get(entity.id, ()):
             row["props"].setdefault(f"p_{key}", None)  # a property its merge added goes

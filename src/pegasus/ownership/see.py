@@ -12,6 +12,7 @@ from neo4j import ManagedTransaction
 from pegasus.errors import PegasusError
 from pegasus.models import MEMORY_STATES, MemoryEdge, MemoryHistory, Sighting
 from pegasus.ownership.refs import one_edge, resolve_entity
+from pegasus.portable import native
 from pegasus.settings import Settings
 from pegasus.store import run
 
@@ -45,9 +46,7 @@ def memories(tx: ManagedTransaction, user_id: str, about: str | None, state: str
 
 
 def _iso(value: Any) -> str | None:
-    if value is None:
-        return None
-    return (value.to_native() if hasattr(value, "to_native") else value).isoformat()
+    return None if value is None else native(value).isoformat()
 
 
 def sightings_of(props: dict[str, Any], said_in: str | None, said_at: Any) -> list[Sighting]:
@@ -71,7 +70,7 @@ def decayed(props: dict[str, Any], settings: Settings, now: datetime) -> float |
     s0, touched = props.get("strength_at_touch"), props.get("touched_at")
     if s0 is None or touched is None:
         return props.get("strength")
-    touched = touched.to_native() if hasattr(touched, "to_native") else touched
+    touched = native(touched)
     days = max((now - touched).total_seconds(), 0.0) / 86400.0
     return s0 * math.exp(-settings.decay_lambdas.get(props.get("stability"), 0.0) * days)
 

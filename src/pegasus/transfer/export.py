@@ -10,7 +10,7 @@ from typing import Any
 
 from pegasus.errors import PegasusError
 from pegasus.models import Sighting
-from pegasus.portable import encode_props
+from pegasus.portable import encode_props, native
 from pegasus.store import Store
 from pegasus.transfer.format import (
     VERSION,
@@ -27,25 +27,16 @@ EDGE_FIELDS = set(MemoryRecord.model_fields) - {"type", "source_id", "relation",
 CONVERSATION_FIELDS = set(ConversationRecord.model_fields) - {"type", "mentions", "turns"}
 
 
-def native(value: Any) -> Any:
-    """A driver value as plain Python (instants as datetimes, lists element by element)."""
-    if hasattr(value, "to_native"):
-        return value.to_native()
-    if isinstance(value, list):
-        return [native(v) for v in value]
-    return value
-
-
 def _line(record: Any) -> str:
     return record.model_dump_json(exclude_none=True) + "\n"
 
 
-def _pages(store: Store, name: str, user_id: str, key: str) -> Iterator[list[dict[str, Any]]]:
-    """Keyset pages of a user's nodes, ordered by id."""
+def _pages(store: Store, name: str, user_id: str) -> Iterator[list[dict[str, Any]]]:
+    """Keyset pages of a user's nodes, ordered by id (every page query returns `id`)."""
     after = ""
     while rows := store.query(name, user_id=user_id, after=after, limit=PAGE):
         yield rows
-        after = rows[-1][key] if key in rows[-1] else rows[-1]["props"]["id"]
+        after = rows[-1]["id"]
 
 
 def _memory(row: dict[str, Any]) -> MemoryRecord:
@@ -66,24 +57,22 @@ def export_lines(store: Store, user_id: str, now: datetime,
     """The lines of the user's export: header, entities, memories, conversations, merge
     records; each kind in id order."""
     yield _line(Header(version=VERSION, user_id=user_id, exported_at=now, with_turns=with_turns))
-    for page in _pages(store, "transfer/export_entities", user_id, "id"):
+    for page in _pages(store, "transfer/export_entities", user_id):
         for row in page:
             yield _line(EntityRecord(**{k: native(v) for k, v in row.items() if k != "properties"},
                                      properties={k: native(v) for k, v in row["properties"]}))
-    for page in _pages(store, "transfer/export_entities", user_id, "id"):
+    for page in _pages(store, "transfer/export_entities", user_id):
         for row in store.stream("transfer/export_memories", user_id=user_id,
                                 entity_ids=[r["id"] for r in page]):
             yield _line(_memory(row))
-    for page in _pages(store, "transfer/export_conversations", user_id, "id"):
+    for page in _pages(store, "transfer/export_conversations", user_id):
         for row in page:
             props = {k: native(v) for k, v in row["props"].items()}
             record = {k: v for k, v in props.items() if k in CONVERSATION_FIELDS}
             if with_turns:
                 record["turns"] = [json.loads(t) for t in props.get("turns") or []]
             yield _line(ConversationRecord(mentions=row["mentions"], **record))
-    for page in _pages(store, "transfer/export_merge_records", user_id, "id"):
+    for page in _pages(store, "transfer/export_merge_records", user_id):
         for row in page:
             props = {k: v for k, v in row["props"].items() if k != "user_id"}
-            yield _line(MergeRecordRecord(id=props.pop("id"),
-                                          record=encode_props({k: native(v)
-                                                               for k, v in props.items()})))
+            yield _line(MergeRecordRecord(id=props.pop("id"), record=encode_props(props)))

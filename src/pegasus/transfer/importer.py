@@ -77,10 +77,10 @@ def _check_header(data: Any, number: int) -> None:
                                  f"version {VERSION}")
 
 
-def check(path: Path) -> tuple[Any, dict[str, int]]:
-    """Read the whole file once without writing: the header and how many records of each kind.
-    Refuses records out of order, a memory whose end is no exported entity, two self nodes."""
-    header, counts, place, selves = None, dict.fromkeys(ORDER, 0), 0, 0
+def check(path: Path) -> Any:
+    """Read the whole file once without writing; its header. Refuses records out of order, a
+    memory whose end is no exported entity, two self nodes."""
+    header, place, selves = None, 0, 0
     entity_ids: set[str] = set()
     for number, record in _records(path):
         rank = ORDER.index(record.type)
@@ -88,7 +88,6 @@ def check(path: Path) -> tuple[Any, dict[str, int]]:
             raise InvalidExportError(f"line {number} ({record.type}): out of order; the format "
                                      f"keeps {', '.join(ORDER)} in that order")
         place = rank
-        counts[record.type] += 1
         if record.type == "header":
             header = record
         elif isinstance(record, EntityRecord):
@@ -103,7 +102,7 @@ def check(path: Path) -> tuple[Any, dict[str, int]]:
                                              f"{end!r} is no entity of the file")
     if header is None:
         raise InvalidExportError("line 1: the file is empty")
-    return header, counts
+    return header
 
 
 def _entity_row(record: EntityRecord) -> tuple[dict[str, Any], StoredEntity]:
@@ -133,7 +132,7 @@ def _conversation_row(record: ConversationRecord) -> dict[str, Any]:
 def import_file(memory: Memory, user_id: str, path: Path, now: datetime,
                 replace: bool = False) -> ImportReport:
     """Import `path` as `user_id`'s memory (any user id: a copy under another works)."""
-    header, _ = check(path)
+    header = check(path)
     store, embedder = memory.store, memory.embedder
     if replace:
         memory.forget_everything(user_id, at=now)
