@@ -13,17 +13,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import http.server
 import json
 import os
 import random
 import statistics
 import subprocess
 import sys
-import threading
 import time
 from collections import defaultdict
-from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 
 import httpx
@@ -33,39 +30,10 @@ from benchmarks.report import write_section
 from pegasus import store as store_module
 from pegasus.neo4j_local import free_port
 from pegasus.synthetic import conversations, message
+from tests.serve.servers import StubUpstream, serving
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 MIX = [("recall", 0.6), ("chat", 0.25), ("turns", 0.1), ("close", 0.05)]
-
-
-class _Stub(http.server.BaseHTTPRequestHandler):
-    """An OpenAI-compatible upstream that answers every chat at once."""
-
-    protocol_version = "HTTP/1.1"
-
-    def do_POST(self):  # noqa: N802 - the standard library's name
-        self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        body = json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": "stub",
-                           "choices": [{"index": 0, "finish_reason": "stop", "message": {
-                               "role": "assistant", "content": "noted"}}]}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args):
-        pass
-
-
-@contextmanager
-def stub_upstream():
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Stub)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    finally:
-        server.shutdown()
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -198,7 +166,9 @@ def main() -> None:
     rng = random.Random(7)
     keys = {f"key-load-{i:04d}": f"load-user-{i}" for i in range(args.users)}
     names: dict[str, list[str]] = {}
-    with memory(heap="2g", pagecache="1g") as mem, stub_upstream() as stub:
+    upstream = StubUpstream()
+    with memory(heap="2g", pagecache="1g") as mem, serving(upstream.app) as stub_root:
+        stub = f"{stub_root}/v1"
         for user in keys.values():
             for n, batch in enumerate(conversations(rng, edges=200)):
                 mem.commit(user, f"seed-{n}", batch, at=T0 + timedelta(days=n))

@@ -4,16 +4,15 @@ tried in test_upgrade, which starts one."""
 
 from __future__ import annotations
 
-import http.server
 import json
 import subprocess
 import sys
-import threading
 from urllib.parse import urlparse
 
 import pytest
 
 from pegasus.neo4j_local import free_port
+from tests.serve.servers import StubUpstream, serving
 
 
 def pegasus(env, *args, stdin=None):
@@ -63,29 +62,13 @@ def test_serve_refuses_to_start_in_one_line(neo4j_env):
     assert "every API key must be a string of at least 8 characters" in line
 
 
-class _Refusing(http.server.BaseHTTPRequestHandler):
-    """An OpenAI-compatible server that rejects every key."""
-
-    def do_POST(self):  # noqa: N802 - the standard library's name
-        body = json.dumps({"error": {"message": "Incorrect API key provided",
-                                     "type": "invalid_request_error",
-                                     "code": "invalid_api_key"}}).encode()
-        self.send_response(401)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args):
-        pass
-
-
 @pytest.fixture
 def refusing_llm():
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Refusing)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    server.shutdown()
+    """An OpenAI-compatible server that rejects every key."""
+    upstream = StubUpstream()
+    upstream.fail_with = 401
+    with serving(upstream.app) as root:
+        yield f"{root}/v1"
 
 
 def test_an_llm_that_refuses_the_key_or_cannot_be_reached(neo4j_env, refusing_llm, tmp_path,
