@@ -157,7 +157,8 @@ def main() -> None:
     upstream.CHUNK_DELAY_S = 0.0
     with (serving(upstream.app) as upstream_url,
           memory(api_keys={KEY: "fuzz-http-user"}, llm=llm,
-                 upstream_base_url=f"{upstream_url}/v1") as mem):
+                 upstream_base_url=f"{upstream_url}/v1",
+                 anthropic_upstream_base_url=upstream_url) as mem):
         app = create_app(mem)
         with TestClient(app):
             while time.monotonic() - began < args.minutes * 60:

@@ -38,6 +38,13 @@ def close_in_tx(tx: ManagedTransaction, settings: Settings, user_id: str, conver
     return count
 
 
+def retention_start(now: datetime, days: float) -> datetime:
+    """`days` before `now`; the earliest instant when that is before year 1 (a pass "at" an
+    instant in year 1 keeps everything instead of failing)."""
+    earliest = datetime.min.replace(tzinfo=now.tzinfo)
+    return now - timedelta(days=days) if now - earliest > timedelta(days=days) else earliest
+
+
 def consolidate(store: Store, settings: Settings, now: datetime,
                 user_id: str | None = None) -> DecayReport:
     """Recompute edge strengths at `now` (every user's, or one user's); mark dormant, expired;
@@ -49,7 +56,7 @@ def consolidate(store: Store, settings: Settings, now: datetime,
     after = store.query("read/decay_counts", user_id=user_id)[0]
     batches = -(-after["edges"] // settings.decay_batch_size) if after["edges"] else 0
     purged = store.execute("maintenance/purge_turns", user_id=user_id, now=now,
-                           before=now - timedelta(days=settings.turn_retention_days))
+                           before=retention_start(now, settings.turn_retention_days))
     return DecayReport(at=now, edges=after["edges"], turns_purged=purged[0]["purged"],
                        dormant_now=max(after["dormant"] - before["dormant"], 0),
                        dormant_total=after["dormant"],
@@ -62,7 +69,7 @@ def scheduled_consolidate(store: Store, settings: Settings, now: datetime,
     """The daily pass, if no pass ran in the last `decay_interval_h` hours and no other
     process is running one (the claim is recorded in the graph); else None."""
     holder = uuid.uuid4().hex
-    due_before = now - timedelta(hours=settings.decay_interval_h)
+    due_before = retention_start(now, settings.decay_interval_h / 24)
     claim = store.execute("write/claim_decay", holder=holder, now=now, due_before=due_before,
                           lease_s=int(lease_s))[0]
     if not claim["claimed"]:

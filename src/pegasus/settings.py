@@ -163,6 +163,9 @@ class Settings(BaseSettings):
     upstream_base_url: str | None = None  # e.g. https://api.openai.com/v1 or Ollama's /v1
     upstream_api_key: str | None = None
     upstream_timeout_s: float = 300.0
+    # The Anthropic Messages API's upstream (/v1/messages), e.g. https://api.anthropic.com
+    anthropic_upstream_base_url: str | None = None
+    anthropic_upstream_api_key: str | None = None
     idle_close_s: float = 1800.0  # a recorded conversation closes after this long unused
     idle_sweep_s: float = 60.0
     # A close that fails (the LLM away, a timeout) is tried again after close_retry_s, then

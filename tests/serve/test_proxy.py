@@ -35,16 +35,19 @@ NOTHING = "What is the boiling point of water at sea level?"
 
 @contextlib.contextmanager
 def proxy(settings, user_ids, llm=None, **overrides):
-    """The proxy on a real port in front of a stub upstream; (client factory, stub, memory)."""
+    """The proxy on a real port in front of a stub upstream (its OpenAI and Anthropic APIs);
+    (OpenAI client factory, stub, memory, app). The app's URL is `app.state.url`."""
     stub = StubUpstream()
     with serving(stub.app) as upstream_url:
         keys = dict(zip((KEY_A, KEY_B, KEY_C), user_ids, strict=False))
         configured = settings.model_copy(update={"api_keys": keys,
                                                  "upstream_base_url": upstream_url + "/v1",
+                                                 "anthropic_upstream_base_url": upstream_url,
                                                  **overrides})
         memory = Memory(configured, llm=llm)
         app = create_app(memory)
         with serving(app) as url:
+            app.state.url = url
 
             def client(key: str) -> openai.OpenAI:
                 return openai.OpenAI(base_url=url + "/v1", api_key=key, max_retries=0,

@@ -1,6 +1,7 @@
 """The FastAPI application: the memory API under /v1/memory, the proxy beside it.
 
-Every route authenticates with a Bearer API key that maps to one user; that user id is the only
+Every route authenticates with an API key (Authorization: Bearer, or x-api-key) that maps to one
+user; that user id is the only
 one a request can read or write. Errors come back as `{"error": {"message", "type"}}` with a
 status that says what to do: 401 (key), 404, 409 (conversation conflict), 422 (bad input),
 502 (the upstream or the LLM failed), 503 (Neo4j or configuration).
@@ -52,11 +53,13 @@ from pegasus.models import (
     UndoResult,
     describe_validation_error,
 )
+from pegasus.serve.anthropic import router as anthropic_router
 from pegasus.serve.auth import KeyRing, load_keys
 from pegasus.serve.conversations import Conversations
 from pegasus.serve.http import ID, ID_PATTERN, Unauthorized, User, error, error_responses
 from pegasus.serve.metrics import Metrics, add_routes
 from pegasus.serve.proxy import router
+from pegasus.serve.responses import router as responses_router
 
 log = logging.getLogger("pegasus.serve")
 
@@ -189,6 +192,14 @@ def create_app(memory: Memory, upstream: httpx.AsyncClient | None = None) -> Fas
             client = httpx.AsyncClient(base_url=settings.upstream_base_url.rstrip("/") + "/",
                                        headers=headers, timeout=settings.upstream_timeout_s)
         app.state.upstream = client
+        anthropic = None
+        if settings.anthropic_upstream_base_url:
+            headers = ({"x-api-key": settings.anthropic_upstream_api_key}
+                       if settings.anthropic_upstream_api_key else {})
+            anthropic = httpx.AsyncClient(
+                base_url=settings.anthropic_upstream_base_url.rstrip("/") + "/",
+                headers=headers, timeout=settings.upstream_timeout_s)
+        app.state.anthropic_upstream = anthropic
         tasks = [asyncio.create_task(_sweep_idle(app))]
         if settings.decay_in_serve:
             tasks.append(asyncio.create_task(_daily_decay(app)))
@@ -202,20 +213,24 @@ def create_app(memory: Memory, upstream: httpx.AsyncClient | None = None) -> Fas
             app.state.conversations.shutdown()
             if client is not None and upstream is None:
                 await client.aclose()
+            if anthropic is not None:
+                await anthropic.aclose()
 
     app = FastAPI(title="Pegasus", version="0.1.0", lifespan=lifespan,
                   description="Temporal, cross-conversation memory on Neo4j: the memory API and "
-                              "a passive-memory proxy for OpenAI-compatible clients.")
+                              "a passive-memory proxy for OpenAI (Chat Completions, Responses) and "
+                              "Anthropic (Messages) clients.")
     app.state.memory = memory
     app.state.keys = KeyRing(load_keys(settings))
     app.state.conversations = Conversations(memory)
     app.state.upstream = upstream
+    app.state.anthropic_upstream = None
     app.state.metrics = Metrics(memory)
     app.state.conversations.metrics = app.state.metrics
 
     @app.exception_handler(Unauthorized)
     async def _unauthorized(request: Request, exc: Unauthorized) -> JSONResponse:
-        return error(401, "missing or unknown API key (send Authorization: Bearer <key>)",
+        return error(401, "missing or unknown API key (send Authorization: Bearer <key>, or x-api-key)",
                      "authentication_error", {"WWW-Authenticate": "Bearer"})
 
     @app.exception_handler(PegasusError)
@@ -231,6 +246,8 @@ def create_app(memory: Memory, upstream: httpx.AsyncClient | None = None) -> Fas
     _memory_routes(app)
     _ownership_routes(app)
     app.include_router(router)
+    app.include_router(anthropic_router)
+    app.include_router(responses_router)
     return app
 
 

@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 from fastapi import Depends, Request
 from fastapi.responses import JSONResponse
-from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, Field
 
 # An id needs one character that is not whitespace as Python's str.strip() sees it (which,
@@ -45,13 +45,19 @@ class Unauthorized(Exception):
 
 
 _bearer = HTTPBearer(auto_error=False, description="An API key from the server's key map")
+# What Anthropic clients send (ANTHROPIC_API_KEY); ANTHROPIC_AUTH_TOKEN comes as the bearer.
+_x_api_key = APIKeyHeader(name="x-api-key", auto_error=False,
+                          description="The same API key, as Anthropic clients send it")
 
 
 def current_user(request: Request,
-                 credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
-                 ) -> str:
-    """The user the presented API key stands for; 401 otherwise."""
-    user = request.app.state.keys.user_for(credentials.credentials if credentials else None)
+                 credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+                 x_api_key: Annotated[str | None, Depends(_x_api_key)] = None) -> str:
+    """The user the presented API key stands for (Authorization: Bearer, or x-api-key);
+    401 otherwise."""
+    keys = request.app.state.keys
+    user = keys.user_for(credentials.credentials if credentials else None) or \
+        keys.user_for(x_api_key)
     if user is None:
         raise Unauthorized
     return user

@@ -19,7 +19,7 @@ from starlette.concurrency import run_in_threadpool
 from pegasus import cypher
 from pegasus.errors import PegasusError
 
-PROXY_ROUTES = {"/v1/chat/completions", "/v1/models"}
+PROXY_ROUTES = {"/v1/chat/completions", "/v1/models", "/v1/messages", "/v1/responses"}
 COMMIT_ROUTES = {"/v1/memory/commit", "/v1/memory/remember"}
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 import httpx
@@ -69,27 +70,28 @@ def with_memory(messages: list[dict[str, Any]], block: str) -> list[dict[str, An
     lead = 0
     while lead < len(messages) and messages[lead].get("role") in ("system", "developer"):
         lead += 1
-    note = {"role": "system", "content": f"{MEMORY_PREAMBLE}\n\n{block}"}
+    note = {"role": "system", "content": memory_note(block)}
     return [*messages[:lead], note, *messages[lead:]]
 
 
-def _upstream(request: Request) -> httpx.AsyncClient:
-    client = request.app.state.upstream
+def _upstream(request: Request, which: str = "upstream") -> httpx.AsyncClient:
+    client = getattr(request.app.state, which)
     if client is None:
-        raise ConfigError("no upstream configured (PEGASUS_UPSTREAM_BASE_URL)")
+        setting = {"upstream": "PEGASUS_UPSTREAM_BASE_URL",
+                   "anthropic_upstream": "PEGASUS_ANTHROPIC_UPSTREAM_BASE_URL"}[which]
+        raise ConfigError(f"no upstream configured for this API ({setting})")
     return client
 
 
-def _before_forwarding(request: Request, user: str, body: ChatRequest,
-                       messages: list[dict[str, Any]], requested: str | None) -> tuple[str, str]:
-    """Conversation, recorded user turn and recall (in a worker thread); (id, block)."""
+def prepare(request: Request, user: str, base_id: str, text: str | None) -> tuple[str, str]:
+    """In a worker thread: the conversation (a continuation once `base_id` closed), the user's
+    turn recorded before anything is forwarded, and what it recalls; (id, memory block).
+    `text` is None when the request does not end with a new user message (a tool result)."""
     memory = request.app.state.memory
     conversations = request.app.state.conversations
-    conversation_id = conversations.resolve(user, requested or derived_id(user, messages))
-    last = body.messages[-1]
-    if last.role != "user":
+    conversation_id = conversations.resolve(user, base_id)
+    if text is None:
         return conversation_id, ""
-    text = text_of(last)
     now = aware(None)
     conversations.record(user, conversation_id, [{"role": "user", "content": text}], now)
     if not text.strip():
@@ -97,6 +99,10 @@ def _before_forwarding(request: Request, user: str, body: ChatRequest,
     with request.app.state.metrics.recall_seconds.time():
         block = memory.recall(user, text, conversation_id=conversation_id, at=now).render()
     return conversation_id, block
+
+
+def memory_note(block: str) -> str:
+    return f"{MEMORY_PREAMBLE}\n\n{block}"
 
 
 def _record_reply(request: Request, user: str, conversation_id: str, reply: str) -> None:
@@ -112,46 +118,38 @@ def _upstream_failed(status: int | None, detail: str, conversation_id: str) -> J
                  "upstream_error", {CONVERSATION_HEADER: conversation_id})
 
 
-@router.post("/v1/chat/completions",
-             responses={200: {"description": "The completion, or its stream (`stream: true`)",
-                              "content": {"application/json": {},
-                                          "text/event-stream": {}}},
-                        **error_responses(400, 401, 422, 502, 503)},
-             summary="OpenAI-compatible chat completions with passive memory")
-async def chat_completions(
-    body: ChatRequest, user: User, request: Request,
-    conversation: Annotated[str | None, Header(alias=CONVERSATION_HEADER, min_length=1,
-                                               max_length=200)] = None,
-) -> Response:
-    client = _upstream(request)
-    payload = body.model_dump(exclude_unset=True)
-    conversation_id, block = await run_in_threadpool(_before_forwarding, request, user, body,
-                                                     payload["messages"], conversation)
-    if block:
-        payload["messages"] = with_memory(payload["messages"], block)
-    headers = {CONVERSATION_HEADER: conversation_id}
+async def forward(request: Request, user: str, client: httpx.AsyncClient, path: str,
+                  payload: dict[str, Any], conversation_id: str, *,
+                  reply_of: Callable[[Any], str], piece_of: Callable[[Any], str | None],
+                  headers: dict[str, str] | None = None) -> Response:
+    """Send the request on; relay the answer (or its server-sent events as they arrive) and
+    record the reply. `reply_of` reads the reply from a whole answer (raising KeyError,
+    TypeError… when it is not one), `piece_of` a piece of it from one event's data."""
+    stream = bool(payload.get("stream"))
+    answer_headers = {CONVERSATION_HEADER: conversation_id}
     try:
-        upstream_request = client.build_request("POST", "chat/completions", json=payload)
-        upstream = await client.send(upstream_request, stream=body.stream)
+        upstream_request = client.build_request("POST", path, json=payload, headers=headers)
+        upstream = await client.send(upstream_request, stream=stream)
     except httpx.HTTPError as exc:
         return _upstream_failed(None, str(exc) or type(exc).__name__, conversation_id)
     if upstream.status_code != 200:
         detail = (await upstream.aread()).decode("utf-8", "replace")
         await upstream.aclose()
         return _upstream_failed(upstream.status_code, detail, conversation_id)
-    if not body.stream:
+    if not stream:
         try:
             answer = upstream.json()
-            reply = answer["choices"][0]["message"].get("content") or ""
+            reply = reply_of(answer)
         except (ValueError, KeyError, IndexError, TypeError, AttributeError):
-            return _upstream_failed(200, "not a chat completion", conversation_id)
+            return _upstream_failed(200, f"not an answer of {path}", conversation_id)
         await run_in_threadpool(_record_reply, request, user, conversation_id, reply)
-        return JSONResponse(answer, headers=headers)
-    return _stream(request, user, conversation_id, upstream, headers)
+        return JSONResponse(answer, headers=answer_headers)
+    return _stream(request, user, conversation_id, upstream, answer_headers, piece_of)
 
 
 def _stream(request: Request, user: str, conversation_id: str, upstream: httpx.Response,
-            headers: dict[str, str]) -> StreamingResponse:
+            headers: dict[str, str], piece_of: Callable[[Any], str | None]
+            ) -> StreamingResponse:
     """Relay the upstream's server-sent events as they arrive; record the reply at the end."""
     pieces: list[str] = []
 
@@ -162,11 +160,11 @@ def _stream(request: Request, user: str, conversation_id: str, upstream: httpx.R
         if not data or data == b"[DONE]":
             return
         try:
-            delta = json.loads(data)["choices"][0].get("delta") or {}
+            piece = piece_of(json.loads(data))
         except (ValueError, KeyError, IndexError, TypeError, AttributeError):
             return
-        if isinstance(delta.get("content"), str):
-            pieces.append(delta["content"])
+        if isinstance(piece, str):
+            pieces.append(piece)
 
     async def relay():
         pending = b""
@@ -190,6 +188,33 @@ def _stream(request: Request, user: str, conversation_id: str, upstream: httpx.R
 
     return StreamingResponse(relay(), media_type="text/event-stream", headers=headers,
                              background=BackgroundTask(record))
+
+
+# --- OpenAI Chat Completions -----------------------------------------------------------------
+
+
+@router.post("/v1/chat/completions",
+             responses={200: {"description": "The completion, or its stream (`stream: true`)",
+                              "content": {"application/json": {},
+                                          "text/event-stream": {}}},
+                        **error_responses(400, 401, 422, 502, 503)},
+             summary="OpenAI-compatible chat completions with passive memory")
+async def chat_completions(
+    body: ChatRequest, user: User, request: Request,
+    conversation: Annotated[str | None, Header(alias=CONVERSATION_HEADER, min_length=1,
+                                               max_length=200)] = None,
+) -> Response:
+    client = _upstream(request)
+    payload = body.model_dump(exclude_unset=True)
+    last = body.messages[-1]
+    conversation_id, block = await run_in_threadpool(
+        prepare, request, user, conversation or derived_id(user, payload["messages"]),
+        text_of(last) if last.role == "user" else None)
+    if block:
+        payload["messages"] = with_memory(payload["messages"], block)
+    return await forward(request, user, client, "chat/completions", payload, conversation_id,
+                         reply_of=lambda a: a["choices"][0]["message"].get("content") or "",
+                         piece_of=lambda d: (d["choices"][0].get("delta") or {}).get("content"))
 
 
 @router.get("/v1/models", responses=error_responses(401, 502, 503),
