@@ -1,19 +1,33 @@
-"""Pegasus: temporal, cross-conversation memory for LLM chat assistants, backed by Neo4j."""
+"""Pegasus: temporal, cross-conversation memory for LLM chat assistants, backed by Neo4j.
 
-from pegasus.errors import (
-    ConfigError,
-    ConversationConflictError,
-    ExtractionError,
-    InvalidBatchError,
-    MigrationError,
-    Neo4jUnavailableError,
-    NotFoundError,
-    PegasusError,
-)
-from pegasus.memory import Memory
-from pegasus.models import CommitReport, DecayReport, ExtractionBatch, FiredNode, Recall, Turn
-from pegasus.settings import Settings
+The public names load on first use (PEP 562), so a light module such as `pegasus.hook`, which
+a coding agent starts for every prompt, does not pay for the Neo4j driver, LangChain and
+pydantic models it never uses.
+"""
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_HOMES = {
+    "ConfigError": "pegasus.errors",
+    "ConversationConflictError": "pegasus.errors",
+    "ExtractionError": "pegasus.errors",
+    "InvalidBatchError": "pegasus.errors",
+    "MigrationError": "pegasus.errors",
+    "Neo4jUnavailableError": "pegasus.errors",
+    "NotFoundError": "pegasus.errors",
+    "PegasusError": "pegasus.errors",
+    "Memory": "pegasus.memory",
+    "CommitReport": "pegasus.models",
+    "DecayReport": "pegasus.models",
+    "ExtractionBatch": "pegasus.models",
+    "FiredNode": "pegasus.models",
+    "Recall": "pegasus.models",
+    "Turn": "pegasus.models",
+    "Settings": "pegasus.settings",
+}
 __all__ = [
     "CommitReport",
     "ConfigError",
@@ -32,3 +46,31 @@ __all__ = [
     "Settings",
     "Turn",
 ]
+
+if TYPE_CHECKING:
+    from pegasus.errors import (
+        ConfigError,
+        ConversationConflictError,
+        ExtractionError,
+        InvalidBatchError,
+        MigrationError,
+        Neo4jUnavailableError,
+        NotFoundError,
+        PegasusError,
+    )
+    from pegasus.memory import Memory
+    from pegasus.models import CommitReport, DecayReport, ExtractionBatch, FiredNode, Recall, Turn
+    from pegasus.settings import Settings
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'pegasus' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

@@ -13,24 +13,19 @@ import json
 import os
 import shutil
 import subprocess
-import sys
-import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-import httpx
 import pytest
 
 from pegasus import Memory
 from pegasus.neo4j_local import free_port
-from pegasus.serve.proxy import MEMORY_PREAMBLE
 from tests.e2e.opencode_llm import SAID
-from tests.serve.servers import StubUpstream, serving
+from tests.e2e.running import KEY, ROOT, memory_block, wait_for
+from tests.serve.servers import StubUpstream
 
-ROOT = Path(__file__).resolve().parents[2]
 PLUGIN = ROOT / "integrations" / "opencode"
 OPENCODE = PLUGIN / "node_modules" / ".bin" / "opencode"
-KEY = "key-opencode-0001"
 SARAH = {
     "entities": [{"name": "Sarah", "kind": "PERSON"}, {"name": "Oslo", "kind": "PLACE"}],
     "relations": [{"source": "User", "relation": "HAS_SISTER", "target": "Sarah",
@@ -57,45 +52,6 @@ def opencode_plugin() -> Path:
                              timeout=120).stdout.strip()
     assert version == "1.18.33"
     return PLUGIN / "dist" / "src" / "index.js"
-
-
-@pytest.fixture
-def stub():
-    upstream = StubUpstream()
-    upstream.CHUNK_DELAY_S = 0.0
-    with serving(upstream.app) as url:
-        upstream.url = url
-        yield upstream
-
-
-@pytest.fixture
-def serve(neo4j_env, user_id, stub, tmp_path):
-    """`pegasus serve` in a subprocess, with a scripted extraction model."""
-    port = free_port()
-    env = {**neo4j_env, "PEGASUS_API_KEYS": json.dumps({KEY: user_id}),
-           "PEGASUS_UPSTREAM_BASE_URL": stub.url + "/v1",
-           "PEGASUS_LLM_FACTORY": "tests.e2e.opencode_llm:extractor",
-           "PEGASUS_IDLE_CLOSE_S": "600", "PEGASUS_IDLE_SWEEP_S": "0.5",
-           "PEGASUS_HOME": str(tmp_path / "pegasus-home"),
-           "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])}
-    log = open(tmp_path / "serve.log", "w")  # noqa: SIM115 - closed below
-    process = subprocess.Popen([sys.executable, "-m", "pegasus", "serve", "--port", str(port)],
-                               env=env, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 120
-    while True:
-        try:
-            if httpx.get(url + "/openapi.json", timeout=2).status_code == 200:
-                break
-        except httpx.HTTPError:
-            pass
-        assert process.poll() is None and time.monotonic() < deadline, (
-            (tmp_path / "serve.log").read_text()[-3000:])
-        time.sleep(0.3)
-    yield url
-    process.terminate()
-    process.wait(timeout=60)
-    log.close()
 
 
 def project(tmp_path: Path, name: str, provider_url: str, api_key: str,
@@ -142,19 +98,6 @@ def sent_to_model(stub: StubUpstream, message: str) -> list[str]:
         if users and message in json.dumps(users[-1]["content"]):
             return [json.dumps(m["content"]) for m in body["messages"] if m["role"] == "system"]
     raise AssertionError(f"the model never got {message!r}: {len(stub.received)} requests")
-
-
-def memory_block(system: str, words: str = "") -> bool:
-    """The plugin's (or the proxy's) memory block, holding these words, is in this part."""
-    return (MEMORY_PREAMBLE in system and ("[MEMORY]" in system or "[CONTEXT]" in system)
-            and words in system)
-
-
-def wait_for(predicate, timeout_s: float = 60.0):
-    deadline = time.monotonic() + timeout_s
-    while not (value := predicate()) and time.monotonic() < deadline:
-        time.sleep(0.3)
-    return value
 
 
 def test_opencode_with_the_plugin_recalls_records_and_remembers(

@@ -23,14 +23,13 @@ from starlette.concurrency import run_in_threadpool
 
 from pegasus.clock import aware
 from pegasus.errors import ConfigError, PegasusError
+from pegasus.hook import MEMORY_PREAMBLE  # one wording for the hooks and the proxy
 from pegasus.serve.conversations import derived_id
 from pegasus.serve.http import ID_PATTERN, User, error, error_responses
 
 log = logging.getLogger("pegasus.serve")
 router = APIRouter(tags=["proxy"])
 CONVERSATION_HEADER = "X-Pegasus-Conversation"
-MEMORY_PREAMBLE = ("Long-term memory of this user, recalled from earlier conversations "
-                   "(relations, then their own words). Use it when it helps; do not recite it.")
 
 
 class ChatMessage(BaseModel):

@@ -1,0 +1,246 @@
+"""`pegasus-hook EVENT`: one memory for Claude Code and Codex, through their hooks.
+
+Both CLIs run a command on hook events with the same JSON on stdin (`session_id`,
+`hook_event_name`, the event's fields) and read the same answer on stdout, so one program
+serves both:
+
+- `UserPromptSubmit`: the prompt is recorded as the user's turn (POST /v1/memory/turns), then
+  recalled on (POST /v1/memory/recall); when something fires, the block is printed as
+  `hookSpecificOutput.additionalContext`, which the CLI adds to what the model sees. Nothing
+  is printed when nothing fires.
+- `Stop`: `last_assistant_message` is recorded as the assistant's turn.
+- `SessionEnd`: the conversation is closed (POST /v1/conversations/{id}/close): the server
+  extracts it in the background and retries when that fails.
+
+The conversation id is the CLI's `session_id` (after a close, the server continues it as
+`<id>.2`, and the spool remembers which). The hook talks to `pegasus serve` over HTTP with the
+user's key rather than opening the graph itself: the server keeps the embedding model loaded
+and the Neo4j connections open, so a hook costs a Python start (this module imports only the
+standard library) and two small requests, where loading the model would cost seconds on every
+prompt; and one server holds the keys, the tenant rule and the close worker for every client.
+
+Nothing is lost when the server is down: what could not be sent waits in a spool file and is
+sent, in order, by the next hook that reaches the server; the prompt goes on with one warning
+line per outage (`systemMessage`, which the CLI shows the person). Every item carries an id
+made when it is spooled, so a resend after a lost answer is recorded once. The hook always
+exits 0: it never blocks a prompt.
+
+Configuration (environment): PEGASUS_URL (default http://127.0.0.1:8080), PEGASUS_API_KEY,
+PEGASUS_HOOK_SPOOL (default $XDG_STATE_HOME/pegasus/hook-spool.json), PEGASUS_HOOK_TIMEOUT_S
+(per request, default 2: Codex gives a SessionEnd hook 3 s in all).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+import urllib.error
+import urllib.parse
+import urllib.request
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+try:
+    import fcntl
+except ImportError:  # Windows: hooks of one session run one after another anyway
+    fcntl = None  # type: ignore[assignment]
+
+MEMORY_PREAMBLE = ("Long-term memory of this user, recalled from earlier conversations "
+                   "(relations, then their own words). Use it when it helps; do not recite it.")
+EVENTS = ("UserPromptSubmit", "Stop", "SessionEnd", "SessionStart")
+KEPT_SESSIONS = 1000  # continuation ids remembered, newest last
+
+
+def spool_path() -> Path:
+    configured = os.environ.get("PEGASUS_HOOK_SPOOL")
+    if configured:
+        return Path(configured)
+    state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(state) / "pegasus" / "hook-spool.json"
+
+
+class Spool:
+    """What waits for the server, and each session's conversation id on it: a JSON file,
+    locked against the other hooks while one holds it, saved after every change (a CLI kills
+    a hook that overruns its timeout: what was saved stays)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            if not isinstance(data, dict):
+                raise ValueError("not a JSON object")
+        except (OSError, ValueError):
+            data = {}
+        self.pending: list[dict[str, Any]] = data.get("pending", [])
+        self.conversations: dict[str, str] = data.get("conversations", {})
+        self.down: bool = data.get("down", False)
+
+    def save(self) -> None:
+        for old in list(self.conversations)[:-KEPT_SESSIONS]:
+            del self.conversations[old]
+        temporary = self.path.with_name(self.path.name + ".tmp")
+        temporary.write_text(json.dumps({"pending": self.pending,
+                                         "conversations": self.conversations,
+                                         "down": self.down}), encoding="utf-8")
+        os.replace(temporary, self.path)
+
+
+@contextlib.contextmanager
+def locked_spool(path: Path) -> Iterator[Spool]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_name(path.name + ".lock"), "a+") as lock:
+        if fcntl is not None:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        yield Spool(path)
+
+
+class Server:
+    def __init__(self, url: str, key: str, timeout_s: float) -> None:
+        self.url = url.rstrip("/")
+        self.key = key
+        self.timeout_s = timeout_s
+
+    def post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        """The answer's JSON; raises OSError (urllib's errors are OSErrors) with a reason."""
+        request = urllib.request.Request(
+            self.url + path, data=json.dumps(body).encode(), method="POST",
+            headers={"Content-Type": "application/json", "Authorization": f"Bearer {self.key}"})
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout_s) as answer:
+                return json.loads(answer.read() or b"{}")
+        except urllib.error.HTTPError as exc:
+            try:
+                detail = json.loads(exc.read())["error"]["message"]
+            except (ValueError, KeyError, TypeError):
+                detail = exc.reason
+            raise OSError(f"{path} answered {exc.code}: {detail}") from exc
+        except ValueError as exc:  # not JSON: not pegasus serve at that address
+            raise OSError(f"{path} answered something that is not JSON") from exc
+
+
+def send(server: Server, spool: Spool, item: dict[str, Any]) -> None:
+    session = item["session"]
+    if "turn" in item:
+        answer = server.post("/v1/memory/turns", {"conversation_id": session[:180],
+                                                  "turns": [item["turn"]]})
+        spool.conversations.pop(session, None)  # newest last
+        spool.conversations[session] = answer.get("conversation_id", session)
+    else:
+        conversation = spool.conversations.get(session, session[:180])
+        server.post(f"/v1/conversations/{urllib.parse.quote(conversation, safe='')}/close", {})
+        spool.conversations.pop(session, None)
+
+
+def item_for(event: str, payload: dict[str, Any]) -> dict[str, Any] | None:
+    """What the event asks to send (a turn, a close), or None."""
+    session = payload.get("session_id")
+    if not isinstance(session, str) or not session.strip():
+        return None
+    if event == "SessionEnd":
+        return {"session": session, "close": True}
+    role, text = {"UserPromptSubmit": ("user", payload.get("prompt")),
+                  "Stop": ("assistant", payload.get("last_assistant_message"))}.get(
+        event, (None, None))
+    if role is None or not isinstance(text, str) or not text.strip():
+        return None
+    return {"session": session,
+            "turn": {"id": uuid.uuid4().hex, "role": role, "content": text}}
+
+
+def run(event: str, payload: dict[str, Any], server: Server, path: Path,
+        warn) -> str | None:
+    """Spool the event's item, send what waits, recall for a prompt; the block, if any."""
+    item = item_for(event, payload)
+    with locked_spool(path) as spool:
+        if item is not None:
+            spool.pending.append(item)
+            spool.save()
+        problem = None
+        while spool.pending:
+            try:
+                send(server, spool, spool.pending[0])
+            except OSError as exc:
+                problem = str(getattr(exc, "reason", None) or exc)
+                break
+            spool.pending.pop(0)
+            spool.save()
+        if problem is not None:
+            if not spool.down:
+                warn(f"pegasus serve at {server.url} is unavailable ({problem}); "
+                     f"{len(spool.pending)} item(s) kept in {path} and sent later; "
+                     "the prompt goes on without memory")
+                spool.down = True
+                spool.save()
+            return None
+        if spool.down:
+            spool.down = False
+            spool.save()
+        conversation = spool.conversations.get(payload.get("session_id"))
+    if event != "UserPromptSubmit" or item is None:
+        return None
+    try:
+        result = server.post("/v1/memory/recall", {"text": item["turn"]["content"],
+                                                   "conversation_id": conversation})
+    except OSError as exc:
+        warn(f"recall failed ({getattr(exc, 'reason', None) or exc}); the prompt goes on "
+             "without memory")
+        return None
+    block = result.get("text")
+    return block if isinstance(block, str) and block.strip() else None
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    warnings: list[str] = []
+
+    def answer(block: str | None = None) -> int:
+        """The hook's answer on stdout: the memory for the model, a warning for the person
+        (`systemMessage`, which both CLIs show; also on stderr for logs). Exit 0 always."""
+        out: dict[str, Any] = {}
+        if block:
+            out["hookSpecificOutput"] = {"hookEventName": "UserPromptSubmit",
+                                         "additionalContext": f"{MEMORY_PREAMBLE}\n\n{block}"}
+        if warnings:
+            out["systemMessage"] = f"[pegasus] {warnings[0]}"
+            print(out["systemMessage"], file=sys.stderr)
+        if out:
+            print(json.dumps(out))
+        return 0
+
+    try:
+        payload = json.load(sys.stdin)
+        if not isinstance(payload, dict):
+            raise ValueError("not a JSON object")
+    except ValueError as exc:
+        warnings.append(f"the hook's input is not the JSON a CLI sends ({exc}); nothing "
+                        "recorded")
+        return answer()
+    event = args[0] if args else payload.get("hook_event_name")
+    if event not in EVENTS:
+        warnings.append(f"unknown hook event {event!r} (one of {', '.join(EVENTS)}); nothing "
+                        "recorded")
+        return answer()
+    key = os.environ.get("PEGASUS_API_KEY")
+    if not key:
+        warnings.append("PEGASUS_API_KEY is not set: set it to your key for pegasus serve; "
+                        "nothing recorded")
+        return answer()
+    try:
+        timeout_s = float(os.environ.get("PEGASUS_HOOK_TIMEOUT_S", "2"))
+    except ValueError:
+        timeout_s = 2.0
+    server = Server(os.environ.get("PEGASUS_URL", "http://127.0.0.1:8080"), key, timeout_s)
+    try:
+        return answer(run(event, payload, server, spool_path(), warnings.append))
+    except Exception as exc:  # a hook never breaks the prompt: say what went wrong, go on
+        warnings.append(f"{type(exc).__name__}: {exc}")
+        return answer()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

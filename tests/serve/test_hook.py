@@ -1,0 +1,136 @@
+"""`pegasus-hook`, the program Claude Code and Codex run on their hook events, as a subprocess
+against a real `pegasus serve` app (the CLIs themselves: tests/e2e/test_agents.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pegasus import Memory
+from pegasus.hook import MEMORY_PREAMBLE
+from pegasus.neo4j_local import free_port
+from pegasus.serve.app import create_app
+from tests.serve.servers import serving
+from tests.serve.test_proxy import RECALLS, SISTER_BATCH, recorded, remember_samples
+
+KEY = "key-hooks-0001"
+ROOT = Path(__file__).resolve().parents[2]
+HOOK = Path(sys.executable).parent / "pegasus-hook"
+
+
+def run_hook(event: str, payload: dict | str, url: str, spool: Path, key: str | None = KEY
+             ) -> subprocess.CompletedProcess:
+    """The hook as a CLI runs it: the event's JSON on stdin, its answer on stdout."""
+    env = {"PATH": os.environ["PATH"], "PEGASUS_URL": url, "PEGASUS_HOOK_SPOOL": str(spool),
+           "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])}
+    if key:
+        env["PEGASUS_API_KEY"] = key
+    data = payload if isinstance(payload, str) else json.dumps(payload)
+    return subprocess.run([str(HOOK), event], input=data, env=env, capture_output=True,
+                          text=True, timeout=60)
+
+
+def prompt(session: str, text: str) -> dict:
+    return {"session_id": session, "hook_event_name": "UserPromptSubmit", "prompt": text,
+            "cwd": "/tmp", "transcript_path": "/tmp/t.jsonl"}
+
+
+def stop(session: str, text: str) -> dict:
+    return {"session_id": session, "hook_event_name": "Stop", "stop_hook_active": False,
+            "last_assistant_message": text}
+
+
+def end(session: str) -> dict:
+    return {"session_id": session, "hook_event_name": "SessionEnd", "reason": "other"}
+
+
+@pytest.fixture
+def server(settings, user_id):
+    with (Memory(settings.model_copy(update={"api_keys": {KEY: user_id}})) as memory,
+          serving(create_app(memory)) as url):
+        yield url, memory
+
+
+def test_a_prompt_is_recorded_and_gets_the_memory_it_recalls(server, user_id, tmp_path):
+    url, memory = server
+    remember_samples(memory, user_id)
+    spool = tmp_path / "spool.json"
+    fired = run_hook("UserPromptSubmit", prompt("s1", RECALLS), url, spool)
+    assert fired.returncode == 0 and fired.stderr == ""
+    context = json.loads(fired.stdout)["hookSpecificOutput"]
+    assert context["hookEventName"] == "UserPromptSubmit"
+    assert context["additionalContext"].startswith(MEMORY_PREAMBLE + "\n\n[MEMORY]")
+    assert "My boss Sarah moved the deadline again" in context["additionalContext"]
+
+    quiet = run_hook("UserPromptSubmit", prompt("s1", "What is 2 + 2?"), url, spool)
+    assert quiet.returncode == 0 and quiet.stdout == "" and quiet.stderr == ""  # nothing fired
+    reply = run_hook("Stop", stop("s1", "Four."), url, spool)
+    assert reply.returncode == 0 and reply.stdout == ""
+    assert recorded(memory, user_id, "s1") == [
+        {"role": "user", "content": RECALLS}, {"role": "user", "content": "What is 2 + 2?"},
+        {"role": "assistant", "content": "Four."}]
+    # the recall was logged on the session's conversation (read reinforcement at its close)
+    assert memory.store.query("read/read_log", user_id=user_id,
+                              conversation_id="s1")[0]["pending"]
+
+
+def test_the_session_end_closes_it_and_a_resumed_session_continues(server, user_id, tmp_path):
+    url, memory = server
+    memory.commit(user_id, "earlier", SISTER_BATCH)
+    spool = tmp_path / "spool.json"
+    run_hook("UserPromptSubmit", prompt("s2", "hello"), url, spool)
+    closed = run_hook("SessionEnd", end("s2"), url, spool)
+    assert closed.returncode == 0 and closed.stdout == ""
+    memory_state = memory.conversation_state(user_id, "s2")
+    assert memory_state["status"] in ("closing", "closed", "failed")
+    # `claude --resume`: the same session id goes on, in the continuation, recalled there too
+    resumed = run_hook("UserPromptSubmit", prompt("s2", "How is Sarah?"), url, spool)
+    assert "my sister Sarah is moving again" in resumed.stdout
+    assert recorded(memory, user_id, "s2.2") == [{"role": "user", "content": "How is Sarah?"}]
+    assert json.loads(spool.read_text())["conversations"] == {"s2": "s2.2"}
+
+
+def test_while_the_server_is_down_turns_wait_and_are_sent_once(server, user_id, tmp_path):
+    url, memory = server
+    spool = tmp_path / "spool.json"
+    nobody = f"http://127.0.0.1:{free_port()}"
+    first = run_hook("UserPromptSubmit", prompt("s3", "Lisbon in May?"), nobody, spool)
+    assert first.returncode == 0
+    warning = json.loads(first.stdout)["systemMessage"]
+    assert warning.startswith(f"[pegasus] pegasus serve at {nobody} is unavailable")
+    assert first.stderr.strip() == warning  # one line, for logs too
+    second = run_hook("Stop", stop("s3", "Yes, go."), nobody, spool)
+    assert second.returncode == 0 and second.stdout == ""  # one warning per outage
+    waiting = json.loads(spool.read_text())
+    assert [p["turn"]["content"] for p in waiting["pending"]] == ["Lisbon in May?", "Yes, go."]
+    # The server answers again: everything is sent in order; sent twice, recorded once.
+    copy = spool.read_text()
+    back = run_hook("SessionStart", {"session_id": "s3", "hook_event_name": "SessionStart"},
+                    url, spool)
+    assert back.returncode == 0 and back.stdout == ""
+    spool.write_text(copy)  # as if the answer had been lost and the hook ran again
+    run_hook("SessionStart", {"session_id": "s3", "hook_event_name": "SessionStart"}, url, spool)
+    assert recorded(memory, user_id, "s3") == [
+        {"role": "user", "content": "Lisbon in May?"}, {"role": "assistant", "content": "Yes, go."}]
+    assert json.loads(spool.read_text())["pending"] == []
+
+
+@pytest.mark.parametrize("event, stdin, key, says", [
+    ("UserPromptSubmit", "not json", KEY, "is not the JSON a CLI sends"),
+    ("Notification", json.dumps(end("s")), KEY, "unknown hook event 'Notification'"),
+    ("UserPromptSubmit", json.dumps(prompt("s", "hi")), None, "PEGASUS_API_KEY is not set"),
+    ("UserPromptSubmit", json.dumps(prompt("s", "hi")), "key-unknown-9999",
+     "answered 401: missing or unknown API key"),
+])
+def test_a_mistake_is_one_warning_and_never_blocks_the_prompt(server, tmp_path, event, stdin,
+                                                              key, says):
+    url, _ = server
+    answer = run_hook(event, stdin, url, tmp_path / "spool.json", key)
+    assert answer.returncode == 0
+    assert says in json.loads(answer.stdout)["systemMessage"]
+    assert len(answer.stderr.strip().splitlines()) == 1
