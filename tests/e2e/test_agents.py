@@ -61,8 +61,10 @@ def agents() -> None:
 
 def hooks_config() -> dict:
     """The hooks both CLIs read (Claude Code's settings.json, Codex's hooks.json)."""
-    return {"hooks": {event: [{"hooks": [{"type": "command", "timeout": 30,
-                                          "command": f"pegasus-hook {event}"}]}]
+    # seconds; Codex allows a SessionEnd hook 3 at most
+    timeouts = {"UserPromptSubmit": 10, "Stop": 10, "SessionEnd": 3}
+    return {"hooks": {event: [{"hooks": [{"type": "command", "command": f"pegasus-hook {event}",
+                                          "timeout": timeouts[event]}]}]
                       for event in EVENTS}}
 
 
@@ -90,10 +92,10 @@ def claude(home: Path, message: str, model_url: str, key: str, pegasus_url: str 
                           stdin=subprocess.DEVNULL, timeout=300)
 
 
-def codex_config(model_url: str, key_variable: str) -> str:
+def codex_config(model_url: str, key_variable: str, provider: str = "stub") -> str:
     """The config.toml of a Codex pointed at `model_url` (a Responses API), kept offline."""
-    return f"""model = "stub-model"
-model_provider = "stub"
+    return f"""model = "gpt-5.1-codex-mini"
+model_provider = "{provider}"
 check_for_update_on_startup = false
 
 [analytics]
@@ -102,8 +104,8 @@ enabled = false
 [features]
 plugins = false
 
-[model_providers.stub]
-name = "Stub"
+[model_providers.{provider}]
+name = "{provider.title()}"
 base_url = "{model_url}"
 env_key = "{key_variable}"
 wire_api = "responses"
@@ -114,7 +116,8 @@ def codex(home: Path, message: str, model_url: str, key: str, pegasus_url: str =
           hooks: bool = False) -> subprocess.CompletedProcess:
     codex_home = home / "codex"
     codex_home.mkdir(parents=True, exist_ok=True)
-    (codex_home / "config.toml").write_text(codex_config(model_url, "MODEL_KEY"))
+    provider = "pegasus" if key == KEY else "stub"  # the proxy, or the model directly
+    (codex_home / "config.toml").write_text(codex_config(model_url, "MODEL_KEY", provider))
     hooks_file = codex_home / "hooks.json"
     if hooks:
         hooks_file.write_text(json.dumps(hooks_config(), indent=2))
