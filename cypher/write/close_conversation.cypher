@@ -5,4 +5,4 @@ ON CREATE SET c.started_at = $now, c.read_log = []
 SET c.reads_reinforced = coalesce(c.reads_reinforced, 0) + $reinforced,
     c.read_log = [], c.closed_at = $now, c.ended_at = coalesce(c.ended_at, $now),
     c.status = 'closed'
-REMOVE c.read_log_applied
+REMOVE c.read_log_applied, c.close_lease_until, c.close_holder

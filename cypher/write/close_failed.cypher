@@ -5,5 +5,6 @@ MATCH (c:Conversation {user_id: $user_id, id: $conversation_id})
 WHERE c.status = 'closing'
 WITH c, coalesce(c.close_attempts, 0) + 1 AS attempts
 SET c.close_attempts = attempts, c.close_error = $error, c.close_next_at = $next_at,
+    c.close_lease_until = null, c.close_holder = null,
     c.status = CASE WHEN attempts >= $max_attempts THEN 'failed' ELSE 'closing' END
 RETURN c.status AS status, attempts

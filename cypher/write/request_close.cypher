@@ -6,5 +6,6 @@ ON CREATE SET c.started_at = $now, c.status = 'open', c.read_log = [], c.source 
 WITH c, c.status AS was
 FOREACH (_ IN CASE WHEN was IN ['open', 'failed'] THEN [1] ELSE [] END |
   SET c.status = 'closing', c.close_requested_at = $now, c.close_attempts = 0,
-      c.close_next_at = $now, c.close_error = null)
+      c.close_next_at = $now, c.close_error = null, c.close_lease_until = null,
+      c.close_holder = null)
 RETURN was, c.status AS status

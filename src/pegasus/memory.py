@@ -251,7 +251,15 @@ class Memory:
     def due_closes(self, user_id: str, at: datetime | None = None) -> list[str]:
         """Ids of the user's conversations waiting to close whose next attempt is due."""
         return [r["id"] for r in self.store.query("read/due_closes", user_id=user_id,
-                                                  now=aware(at))]
+                                                  now=aware(at), wall=aware(None))]
+
+    def claim_close(self, user_id: str, conversation_id: str, holder: str) -> bool:
+        """Take the lease on a conversation's close for this worker (close_lease_s of real
+        time); False when it is not closing, or another worker's lease still runs."""
+        rows = self.store.execute("write/claim_close", user_id=user_id,
+                                  conversation_id=conversation_id, holder=holder,
+                                  now=aware(None), lease_s=int(self.settings.close_lease_s))
+        return bool(rows and rows[0]["claimed"])
 
     def close_failed(self, user_id: str, conversation_id: str, error: str,
                      next_at: datetime, max_attempts: int) -> tuple[str, int]:

@@ -172,6 +172,9 @@ class Settings(BaseSettings):
     # twice as long each time; after close_max_attempts the conversation is marked `failed`.
     close_retry_s: float = 30.0
     close_max_attempts: int = 6
+    # A worker holds a close for this long (real time): servers sharing a database never run
+    # one close twice, and one that crashed mid-close is taken over by another's sweep after.
+    close_lease_s: float = Field(default=600.0, gt=0)
     serve_host: str = "127.0.0.1"
     serve_port: int = 8080
 

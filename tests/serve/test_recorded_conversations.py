@@ -10,8 +10,10 @@ import pytest
 from langchain_core.messages import AIMessage
 
 from pegasus import Memory
+from pegasus.clock import aware
 from pegasus.errors import ExtractionError
 from pegasus.serve.app import create_app
+from pegasus.serve.conversations import Conversations
 from tests.helpers import call, scripted_model
 from tests.serve.servers import serving
 
@@ -136,3 +138,58 @@ def test_a_close_accepted_before_a_restart_is_finished_by_the_next_server(settin
         assert wait_for(lambda: state(memory, alice, "s4")["status"] == "closed")
         assert [e.relation for e in memory.edges(alice)] == ["HAS_SISTER"]
     memory.close()
+
+
+def counting_model(counter: list[int]):
+    """The scripted extraction, again for every close; each one's start is counted."""
+    from langchain_core.language_models import GenericFakeChatModel
+
+    def extractions():
+        while True:
+            counter.append(1)
+            yield from EXTRACTION
+    return GenericFakeChatModel(messages=extractions())
+
+
+def test_servers_sharing_a_database_run_each_close_once(settings, alice):
+    """Two servers' workers both find the same due closes: the lease lets one run each."""
+    started: list[int] = []
+    configured = settings.model_copy(update={"api_keys": {KEY: alice}})
+    with (Memory(configured, llm=counting_model(started)) as first,
+          Memory(configured, llm=counting_model(started)) as second):
+        now = aware(None)
+        for n in range(6):
+            first.record_turns(alice, f"c{n}", [{"role": "user", "content": SAID}], now, "proxy")
+            first.request_close(alice, f"c{n}", now)
+        servers = [Conversations(first), Conversations(second)]
+        try:
+            futures = [f for s in servers for f in s.sweep({alice}, now, 3600)]
+            assert len(futures) > 6  # both servers took up some of the same closes
+            results = [f.result(timeout=120) for f in futures]
+        finally:
+            for s in servers:
+                s.shutdown()
+        ran = sorted(r["conversation_id"] for r in results if "skipped" not in r)
+        assert ran == [f"c{n}" for n in range(6)]
+        assert len(started) == 6  # one extraction per close, none twice
+        assert all(state(first, alice, f"c{n}")["status"] == "closed" for n in range(6))
+
+
+def test_a_close_held_by_a_crashed_server_is_taken_over_after_its_lease(settings, alice):
+    configured = settings.model_copy(update={"api_keys": {KEY: alice}, "close_lease_s": 1})
+    with Memory(configured, llm=scripted_model(*EXTRACTION)) as memory:
+        now = aware(None)
+        memory.record_turns(alice, "held", [{"role": "user", "content": SAID}], now, "proxy")
+        memory.request_close(alice, "held", now)
+        assert memory.claim_close(alice, "held", "a-server-that-dies")  # then it is killed
+        assert not memory.claim_close(alice, "held", "another")  # its lease still runs
+        assert memory.due_closes(alice) == []
+        time.sleep(1.5)
+        assert memory.due_closes(alice) == ["held"]
+        survivor = Conversations(memory)
+        try:
+            [future] = survivor.sweep({alice}, aware(None), 3600)
+            assert len(future.result(timeout=60)["remembered"]["edges_created"]) == 1
+        finally:
+            survivor.shutdown()
+        assert state(memory, alice, "held")["status"] == "closed"

@@ -14,6 +14,7 @@ import hashlib
 import json
 import logging
 import threading
+import uuid
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime, timedelta
 from typing import Any
@@ -45,6 +46,7 @@ class Conversations:
         self.metrics = None  # set by the application: closes that commit are counted
         self._closer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pegasus-close")
         self._closing: set[tuple[str, str]] = set()
+        self.holder = uuid.uuid4().hex  # this server's name on the close leases it holds
         self._lock = threading.Lock()
 
     def shutdown(self) -> None:
@@ -97,8 +99,12 @@ class Conversations:
         return self._closer.submit(self._close, user_id, conversation_id, at)
 
     def _close(self, user_id: str, conversation_id: str, at: datetime | None) -> dict[str, Any]:
+        result: dict[str, Any] = {"conversation_id": conversation_id, "remembered": None}
         try:
-            result: dict[str, Any] = {"conversation_id": conversation_id, "remembered": None}
+            # Another server (or this one, a moment ago) may hold it: it runs there, once.
+            if not self.memory.claim_close(user_id, conversation_id, self.holder):
+                result["skipped"] = "held by another worker, or no longer closing"
+                return result
             state = self._state(user_id, conversation_id)
             turns = [json.loads(t) for t in state["turns"]]
             # A retry after the commit landed (the reinforcement failed) does not extract
