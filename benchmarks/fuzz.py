@@ -37,6 +37,7 @@ from benchmarks.report import write_section
 from pegasus.errors import PegasusError
 from pegasus.serve.app import create_app
 from tests.serve.servers import StubUpstream, serving
+from tests.serve.test_http_api import _ndjson  # noqa: F401 - registers the import body's serializer
 
 KEY = "key-fuzz-000001"
 JSON = st.recursive(

@@ -19,9 +19,11 @@ import random
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections import defaultdict
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import httpx
 
@@ -156,11 +158,30 @@ def stage_profile(mem, user: str, names: list[str], rounds: int = 30) -> list[tu
                   key=lambda item: -item[1])
 
 
+def start_serve(env: dict[str, str], workers: int) -> tuple[str, subprocess.Popen]:
+    """`pegasus serve --workers N` on a free port, once every worker has started; (its URL,
+    the process)."""
+    port = free_port()
+    command = [sys.executable, "-m", "pegasus", "serve", "--port", str(port),
+               "--workers", str(workers)]
+    log = tempfile.NamedTemporaryFile("w+", suffix=".log", delete=False)  # noqa: SIM115
+    server = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 240
+    while Path(log.name).read_text().count("Application startup complete") < workers:
+        if server.poll() is not None or time.monotonic() > deadline:
+            server.terminate()
+            raise RuntimeError(f"serve did not start: {Path(log.name).read_text()[-2000:]}")
+        time.sleep(0.3)
+    return f"http://127.0.0.1:{port}", server
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--users", type=int, default=20)
     parser.add_argument("--requests", type=int, default=400)
     parser.add_argument("--levels", type=int, nargs="+", default=[1, 4, 16, 64])
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2],
+                        help="serve's worker processes, one table each, in one run")
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args()
     rng = random.Random(7)
@@ -174,45 +195,35 @@ def main() -> None:
                 mem.commit(user, f"seed-{n}", batch, at=T0 + timedelta(days=n))
             names[user] = sorted({n for m in mem.memories(user) for n in (m.source, m.target)}
                                  - {"User"})
-        port = free_port()
         env = {**os.environ, "NEO4J_URI": mem.settings.neo4j_uri, "HF_HUB_OFFLINE": "1",
                "PEGASUS_API_KEYS": json.dumps(keys), "PEGASUS_UPSTREAM_BASE_URL": stub,
                "PEGASUS_DECAY_IN_SERVE": "false", "PEGASUS_IDLE_CLOSE_S": "3600"}
         if mem.settings.neo4j_password:
             env["NEO4J_PASSWORD"] = mem.settings.neo4j_password
-        command = [sys.executable, "-m", "pegasus", "serve", "--port", str(port)]
-        server = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.PIPE)
-        base = f"http://127.0.0.1:{port}"
-        try:
-            deadline = time.monotonic() + 180
-            while time.monotonic() < deadline:
-                try:
-                    if httpx.get(f"{base}/readyz", timeout=2).status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    pass
-                time.sleep(0.5)
-            else:
-                raise RuntimeError(f"serve did not get ready: {server.stderr.read1().decode()}")
-            rows = []
-            for n, concurrency in enumerate(args.levels):
-                row = asyncio.run(level(base, keys, names, concurrency, args.requests, n))
-                rows.append(row)
-                print(f"ROW c={concurrency} {row['throughput']:.1f}/s p50 {row['p50'] * 1000:.0f}"
-                      f" p95 {row['p95'] * 1000:.0f} ms errors {row['errors']}", flush=True)
-            through, direct = asyncio.run(proxy_overhead(base, stub, next(iter(keys))))
-        finally:
-            server.terminate()
-            server.wait(timeout=30)
+        rows = []
+        for workers in args.workers:
+            base, server = start_serve(env, workers)
+            try:
+                for n, concurrency in enumerate(args.levels):
+                    row = asyncio.run(level(base, keys, names, concurrency, args.requests, n))
+                    row["workers"] = workers
+                    rows.append(row)
+                    print(f"ROW workers={workers} c={concurrency} {row['throughput']:.1f}/s "
+                          f"p50 {row['p50'] * 1000:.0f} p95 {row['p95'] * 1000:.0f} ms "
+                          f"errors {row['errors']}", flush=True)
+                if workers == args.workers[0]:
+                    through, direct = asyncio.run(proxy_overhead(base, stub, next(iter(keys))))
+            finally:
+                server.terminate()
+                server.wait(timeout=60)
         profile = stage_profile(mem, next(iter(keys.values())), names[next(iter(keys.values()))])
-    lines = ["| concurrency | requests/s | p50 | p95 | recall p50 | recall p95 | errors |",
-             "|---|---|---|---|---|---|---|"]
-    lines += [f"| {r['concurrency']} | {r['throughput']:.1f} | {r['p50'] * 1000:.0f} ms "
+    lines = ["| workers | concurrency | requests/s | p50 | p95 | recall p50 | recall p95 "
+             "| errors |", "|---|---|---|---|---|---|---|---|"]
+    lines += [f"| {r['workers']} | {r['concurrency']} | {r['throughput']:.1f} | {r['p50'] * 1000:.0f} ms "
               f"| {r['p95'] * 1000:.0f} ms | {r['recall_p50'] * 1000:.0f} ms "
               f"| {r['recall_p95'] * 1000:.0f} ms | {r['errors']} "
               f"{', '.join(r['error_kinds'])} |" for r in rows]
-    lines += ["", f"`pegasus serve` (one process) with Neo4j on the "
+    lines += ["", "`pegasus serve --workers N` with Neo4j on the "
               f"same 2-core machine; {args.users} users of 200 synthetic edges each; "
               f"{args.requests} requests per level, mixed "
               + ", ".join(f"{int(w * 100)}% {k}" for k, w in MIX) + " (chat through the proxy "

@@ -480,8 +480,11 @@ def import_memory(
 def serve(
     host: Annotated[str | None, typer.Option(help="Listen address (PEGASUS_SERVE_HOST).")] = None,
     port: Annotated[int | None, typer.Option(help="Port (PEGASUS_SERVE_PORT).")] = None,
+    workers: Annotated[int, typer.Option(
+        min=1, help="Worker processes on the one port (each loads the model, ~0.5 GB).")] = 1,
 ) -> None:
-    """The memory's HTTP API and the OpenAI-compatible proxy (keys from PEGASUS_API_KEYS)."""
+    """The memory's HTTP API and the proxy for OpenAI and Anthropic clients (keys from
+    PEGASUS_API_KEYS)."""
     import uvicorn
 
     from pegasus.memory import Memory
@@ -493,17 +496,25 @@ def serve(
         memory.verify()
         memory.migrate()
         application = create_app(memory)  # the API keys are checked here, before the model
-        # Load the embedding model before the first request: a client's first recall must
-        # not wait for it (the Opencode plugin gives a recall 10 s).
-        memory.embedder.embed(["warm up"])
+        if workers == 1:
+            # Load the embedding model before the first request: a client's first recall must
+            # not wait for it (the Opencode plugin gives a recall 10 s).
+            memory.embedder.embed(["warm up"])
     except PegasusError as exc:
         fail(exc)
     if not application.state.keys.users:
         typer.echo("warning: no API keys configured (PEGASUS_API_KEYS or PEGASUS_API_KEY_FILE): "
                    "every request will get 401", err=True)
+    address = {"host": host or settings.serve_host, "port": port or settings.serve_port,
+               "log_level": "info"}
+    if workers > 1:
+        # Checked above, once; each worker process builds its own Memory and app (its own
+        # driver, model and close worker: closes are leased, decay claimed, design §13).
+        memory.close()
+        uvicorn.run("pegasus.serve.app:worker_app", factory=True, workers=workers, **address)
+        return
     try:
-        uvicorn.run(application, host=host or settings.serve_host,
-                    port=port or settings.serve_port, log_level="info")
+        uvicorn.run(application, **address)
     finally:
         memory.close()
 

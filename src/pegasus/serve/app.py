@@ -215,6 +215,8 @@ def create_app(memory: Memory, upstream: httpx.AsyncClient | None = None) -> Fas
                 await client.aclose()
             if anthropic is not None:
                 await anthropic.aclose()
+            if getattr(app.state, "owns_memory", False):
+                memory.close()
 
     app = FastAPI(title="Pegasus", version="0.1.0", lifespan=lifespan,
                   description="Temporal, cross-conversation memory on Neo4j: the memory API and "
@@ -248,6 +250,18 @@ def create_app(memory: Memory, upstream: httpx.AsyncClient | None = None) -> Fas
     app.include_router(router)
     app.include_router(anthropic_router)
     app.include_router(responses_router)
+    return app
+
+
+def worker_app() -> FastAPI:
+    """The app of one `pegasus serve --workers N` process: its own Memory from the settings
+    (checked by the parent before the workers start), the model loaded before it answers."""
+    from pegasus.settings import Settings
+
+    memory = Memory(Settings())
+    app = create_app(memory)
+    memory.embedder.embed(["warm up"])
+    app.state.owns_memory = True
     return app
 
 
