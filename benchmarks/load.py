@@ -158,6 +158,23 @@ def stage_profile(mem, user: str, names: list[str], rounds: int = 30) -> list[tu
                   key=lambda item: -item[1])
 
 
+def compare(rows: list[dict]) -> list[str]:
+    """The #28 targets against the first worker count, measured in the same run."""
+    def at(workers: int, concurrency: int) -> dict | None:
+        return next((r for r in rows if r["workers"] == workers
+                     and r["concurrency"] == concurrency), None)
+    counts = sorted({r["workers"] for r in rows})
+    lines = []
+    for workers in counts[1:]:
+        base, more = at(counts[0], 16), at(workers, 16)
+        four = at(workers, 4)
+        if base and more and four:
+            lines.append(f"With {workers} workers against {counts[0]}: throughput at "
+                         f"concurrency 16 × {more['throughput'] / base['throughput']:.2f}; p95 "
+                         f"at concurrency 4 {four['p95'] * 1000:.0f} ms.")
+    return ["", *lines] if lines else []
+
+
 def start_serve(env: dict[str, str], workers: int) -> tuple[str, subprocess.Popen]:
     """`pegasus serve --workers N` on a free port, once every worker has started; (its URL,
     the process)."""
@@ -230,7 +247,7 @@ def main() -> None:
               "to a stub upstream on this machine). A chat turn through the proxy: median "
               f"{through * 1000:.0f} ms, against {direct * 1000:.1f} ms straight to the stub "
               f"(the proxy adds {1000 * (through - direct):.0f} ms: the turn recorded, a recall, "
-              "the reply recorded).", "", "Where one recall's time goes (median of 30, in "
+              "the reply recorded).", *compare(rows), "", "Where one recall's time goes (median of 30, in "
               "process, word embeddings not cached, the read log written):", "",
               "| stage | median |", "|---|---|"]
     lines += [f"| {name} | {seconds * 1000:.1f} ms |" for name, seconds in profile]
