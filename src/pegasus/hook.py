@@ -27,7 +27,7 @@ exits 0: it never blocks a prompt.
 
 Configuration (environment): PEGASUS_URL (default http://127.0.0.1:8080), PEGASUS_API_KEY,
 PEGASUS_HOOK_SPOOL (default $XDG_STATE_HOME/pegasus/hook-spool.json), PEGASUS_HOOK_TIMEOUT_S
-(per request, default 2: Codex gives a SessionEnd hook 3 s in all).
+(per request, default 5; a session end's close waits 2 s at most: Codex gives that hook 3 s).
 """
 
 from __future__ import annotations
@@ -231,9 +231,11 @@ def main(argv: list[str] | None = None) -> int:
                         "nothing recorded")
         return answer()
     try:
-        timeout_s = float(os.environ.get("PEGASUS_HOOK_TIMEOUT_S", "2"))
+        timeout_s = float(os.environ.get("PEGASUS_HOOK_TIMEOUT_S", "5"))
     except ValueError:
-        timeout_s = 2.0
+        timeout_s = 5.0
+    if event == "SessionEnd":
+        timeout_s = min(timeout_s, 2.0)
     server = Server(os.environ.get("PEGASUS_URL", "http://127.0.0.1:8080"), key, timeout_s)
     try:
         return answer(run(event, payload, server, spool_path(), warnings.append))
