@@ -10,6 +10,14 @@ from pegasus.hook import MEMORY_PREAMBLE
 
 ROOT = Path(__file__).resolve().parents[2]
 KEY = "key-opencode-0001"
+# What every client test commits first: the memory the first prompt must recall.
+SARAH = {
+    "entities": [{"name": "Sarah", "kind": "PERSON"}, {"name": "Oslo", "kind": "PLACE"}],
+    "relations": [{"source": "User", "relation": "HAS_SISTER", "target": "Sarah",
+                   "snippet": "my sister Sarah is moving again"},
+                  {"source": "Sarah", "relation": "LIVES_IN", "target": "Oslo",
+                   "snippet": "Sarah lives in Oslo now, in a flat by the fjord"}],
+}
 
 
 def memory_block(system: str, words: str = "") -> bool:

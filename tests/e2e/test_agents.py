@@ -27,19 +27,12 @@ import pytest
 from pegasus import Memory
 from pegasus.neo4j_local import free_port
 from tests.e2e.opencode_llm import SAID
-from tests.e2e.running import KEY, ROOT, memory_block, wait_for
+from tests.e2e.running import KEY, ROOT, SARAH, memory_block, wait_for
 from tests.serve.servers import StubUpstream
 
 AGENTS = ROOT / "tests" / "e2e" / "agents"
 CLAUDE = AGENTS / "node_modules" / ".bin" / "claude"
 CODEX = AGENTS / "node_modules" / ".bin" / "codex"
-SARAH = {
-    "entities": [{"name": "Sarah", "kind": "PERSON"}, {"name": "Oslo", "kind": "PLACE"}],
-    "relations": [{"source": "User", "relation": "HAS_SISTER", "target": "Sarah",
-                   "snippet": "my sister Sarah is moving again"},
-                  {"source": "Sarah", "relation": "LIVES_IN", "target": "Oslo",
-                   "snippet": "Sarah lives in Oslo now, in a flat by the fjord"}],
-}
 FIRST = f"Should I visit Sarah this spring? Also, {SAID}."
 SECOND = "What could I give Maya before her marathon?"
 REPLY = "".join(StubUpstream.CHUNKS)
