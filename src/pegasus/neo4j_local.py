@@ -445,7 +445,7 @@ class LocalNeo4j:
     def _wait_until_serving(self, process: subprocess.Popen, state: ServerState,
                             timeout_s: float, console_offset: int = 0) -> None:
         from neo4j import GraphDatabase
-        from neo4j.exceptions import Neo4jError, ServiceUnavailable
+        from neo4j.exceptions import DriverError, Neo4jError
 
         deadline = time.monotonic() + timeout_s
         auth = (state.user, state.password) if state.password else None
@@ -468,7 +468,9 @@ class LocalNeo4j:
                 if _http_discovery_answers(state.http_port):
                     return
                 time.sleep(0.5)
-            except (ServiceUnavailable, Neo4jError, OSError):
+            # DriverError: not answering yet (ServiceUnavailable), or whatever holds a taken
+            # port closing the connection (SessionExpired): wait, or see the process exit.
+            except (DriverError, Neo4jError, OSError):
                 time.sleep(0.5)
         self.stop()
         raise Neo4jUnavailableError(
