@@ -51,6 +51,13 @@ except ImportError:  # Windows: hooks of one session run one after another anywa
 
 MEMORY_PREAMBLE = ("Long-term memory of this user, recalled from earlier conversations "
                    "(relations, then their own words). Use it when it helps; do not recite it.")
+
+
+def memory_note(block: str) -> str:
+    """The recalled block as every client path hands it to the model (hooks and proxy)."""
+    return f"{MEMORY_PREAMBLE}\n\n{block}"
+
+
 EVENTS = ("UserPromptSubmit", "Stop", "SessionEnd", "SessionStart")
 KEPT_SESSIONS = 1000  # continuation ids remembered, newest last
 
@@ -204,7 +211,7 @@ def main(argv: list[str] | None = None) -> int:
         out: dict[str, Any] = {}
         if block:
             out["hookSpecificOutput"] = {"hookEventName": "UserPromptSubmit",
-                                         "additionalContext": f"{MEMORY_PREAMBLE}\n\n{block}"}
+                                         "additionalContext": memory_note(block)}
         if warnings:
             out["systemMessage"] = f"[pegasus] {warnings[0]}"
             print(out["systemMessage"], file=sys.stderr)

@@ -14,8 +14,8 @@ from langchain_core.messages import AIMessage
 from pegasus import Memory
 from pegasus.clock import parse_instant
 from pegasus.demo import samples
+from pegasus.hook import MEMORY_PREAMBLE
 from pegasus.serve.app import create_app
-from pegasus.serve.proxy import MEMORY_PREAMBLE
 from tests.helpers import call, scripted_model
 from tests.serve.servers import StubUpstream, serving
 

@@ -15,8 +15,8 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as hypothesis_settings
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
+from pegasus.hook import MEMORY_PREAMBLE
 from pegasus.serve.anthropic import AnthropicMessage, stated_session, user_text, with_memory
-from pegasus.serve.proxy import MEMORY_PREAMBLE
 from pegasus.serve.responses import latest_user
 from tests.serve.servers import StubUpstream
 from tests.serve.test_proxy import (

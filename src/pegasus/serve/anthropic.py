@@ -19,9 +19,10 @@ from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 
+from pegasus.hook import memory_note
 from pegasus.serve.conversations import derived_id
 from pegasus.serve.http import User, error_responses
-from pegasus.serve.proxy import CONVERSATION_HEADER, _upstream, forward, memory_note, prepare
+from pegasus.serve.proxy import CONVERSATION_HEADER, _upstream, forward, prepare
 
 router = APIRouter(tags=["proxy"])
 # Claude Code wraps what it adds to a user message (hook context, reminders) in these tags:

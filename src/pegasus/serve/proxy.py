@@ -23,7 +23,7 @@ from starlette.concurrency import run_in_threadpool
 
 from pegasus.clock import aware
 from pegasus.errors import ConfigError, PegasusError
-from pegasus.hook import MEMORY_PREAMBLE  # one wording for the hooks and the proxy
+from pegasus.hook import memory_note  # one wording for the hooks and the proxy
 from pegasus.serve.conversations import derived_id
 from pegasus.serve.http import ID_PATTERN, User, error, error_responses
 
@@ -98,10 +98,6 @@ def prepare(request: Request, user: str, base_id: str, text: str | None) -> tupl
     with request.app.state.metrics.recall_seconds.time():
         block = memory.recall(user, text, conversation_id=conversation_id, at=now).render()
     return conversation_id, block
-
-
-def memory_note(block: str) -> str:
-    return f"{MEMORY_PREAMBLE}\n\n{block}"
 
 
 def _record_reply(request: Request, user: str, conversation_id: str, reply: str) -> None:
