@@ -1,6 +1,6 @@
 """Retrieval quality on a LoCoMo conversation: does recall show the turn that answers a question?
 
-    python -m benchmarks.recall_quality --data DIR [--no-write]
+    python -m benchmarks.recall_quality --data DIR [--no-write] [--no-peers] [--misses]
 
 The data is a LoCoMo conversation kept outside this repository (its licence is
 non-commercial), in the layout qa.json, sessions/*.json, batches/: `--data DIR`, or the folder
@@ -11,20 +11,26 @@ transcript passed so snippets are checked. A day after the last session every qu
 categories 1-4 is recalled against both users. A question is a hit when one of its evidence
 turns reaches the model: quoted in [CONTEXT], or the snippet behind a [MEMORY] line.
 
-Baselines over the raw turns of the conversation, at the same budget as each recall:
-BM25 and dense (the project's embedding model) top-k with k = the distinct turns the recall
-showed, and BM25 filled up to the same number of words the recall showed.
+Every other system is shown the words Pegasus showed for the same question, no more:
+- the peers (benchmarks/peers.py: Graphiti hybrid RRF, Graphiti with BFS from the user's node,
+  mem0 dense), fed the same batches, searched per user, their results rendered like Pegasus's
+  [CONTEXT] lines and taken in rank order while they fit in the words Pegasus showed that user;
+- BM25 and dense (the project's model) over the raw turns of both speakers, taken in rank order
+  while they fit in the words Pegasus showed both users together.
+The peers need `pip install -e '.[peers]'`; `--no-peers` leaves them out.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
 import sys
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -33,6 +39,7 @@ import numpy as np
 from rank_bm25 import BM25Okapi
 
 from benchmarks._server import machine, memory
+from benchmarks.peers import Fact, Found
 from benchmarks.report import write_section
 from pegasus import Memory
 from pegasus.text import fold, function_words, words
@@ -60,15 +67,12 @@ class Conversation:
 
 @dataclass
 class Outcome:
-    """One question's result for Pegasus and the baselines at its budget."""
+    """One question's result for every system, each shown the words Pegasus showed."""
 
     category: str
-    pegasus: bool
+    hits: dict[str, bool]
     turns_shown: int
     words_shown: dict[str, int]
-    bm25_k: bool = False
-    dense_k: bool = False
-    bm25_words: bool = False
     missing: list[str] = field(default_factory=list)
 
 
@@ -128,6 +132,7 @@ class TurnIndex:
         self.turns = conv.turns
         self.folded = [(t.speaker, fold(t.text)) for t in conv.turns]
         self.bm25 = BM25Okapi([tokens(t.text) or ["_"] for t in conv.turns])
+        self.embed = embed
         self.vectors = embed([t.text for t in conv.turns])
         self.words = [len(t.text.split()) for t in conv.turns]
 
@@ -139,7 +144,8 @@ class TurnIndex:
     def bm25_rank(self, question: str) -> list[int]:
         return list(np.argsort(-self.bm25.get_scores(tokens(question)), kind="stable"))
 
-    def dense_rank(self, vector: np.ndarray) -> list[int]:
+    def dense_rank(self, question: str) -> list[int]:
+        vector = self.embed([question])[0]
         return list(np.argsort(-(self.vectors @ vector), kind="stable"))
 
 
@@ -149,58 +155,123 @@ def shown_snippets(recall, snippets_by_edge: dict[str, str]) -> list[str]:
                                if e in snippets_by_edge)]
 
 
-def evaluate(mem: Memory, conv: Conversation, at: datetime) -> list[Outcome]:
+def facts_of(conv: Conversation) -> list[Fact]:
+    """Every relation of every batch, as the peers are given it ("User" is the speaker)."""
+    facts = []
+    for speaker in conv.speakers:
+        for number, session in enumerate(conv.sessions, start=1):
+            path = conv.batches / f"s{number:02d}_{speaker.lower()}.json"
+            if not path.exists():
+                continue
+            batch = json.loads(path.read_text())
+            at = session_time(session["date_time"])
+            me = next((e["name"] for e in batch.get("entities", []) if e.get("is_user")),
+                      speaker)
+            facts += [Fact(user_of(conv, speaker), number, at,
+                           me if r["source"] == "User" else r["source"], r["relation"],
+                           me if r["target"] == "User" else r["target"], r["snippet"])
+                      for r in batch.get("relations", []) if r.get("snippet")]
+    return facts
+
+
+def episodes_of(conv: Conversation) -> dict[tuple[str, int], str]:
+    """Each speaker's own turns of each session, as Graphiti stores a session's messages."""
+    return {(user_of(conv, sp), t.session): "\n".join(
+        f"{u.speaker}: {u.text}" for u in conv.turns
+        if u.session == t.session and u.speaker == sp)
+        for sp in conv.speakers for t in conv.turns}
+
+
+def within(lines: list[str], budget: int) -> int:
+    """How many of the lines, in order, fit in `budget` words."""
+    used = 0
+    for n, line in enumerate(lines):
+        used += len(line.split())
+        if used > budget:
+            return n
+    return len(lines)
+
+
+class Timer:
+    """Milliseconds per call, by system."""
+
+    def __init__(self) -> None:
+        self.ms: dict[str, list[float]] = defaultdict(list)
+
+    def __call__(self, name: str, fn, *args):
+        began = time.perf_counter()
+        result = fn(*args)
+        self.ms[name].append((time.perf_counter() - began) * 1000)
+        return result
+
+    def cell(self, name: str) -> str:
+        values = sorted(self.ms[name])
+        if not values:
+            return "–"
+        p95 = values[min(len(values) - 1, round(0.95 * (len(values) - 1)))]
+        return f"{statistics.median(values):.1f} / {p95:.1f}"
+
+
+def evaluate(mem: Memory, conv: Conversation, at: datetime,
+             peers: dict[str, Callable[[str, str], list[Found]]] | None = None,
+             timer: Timer | None = None) -> list[Outcome]:
+    """Each question against both users: Pegasus, then every other system at its words."""
+    peers = peers or {}
+    timer = timer or Timer()
     index = TurnIndex(conv, mem.embedder.embed)
     by_edge = {sp: {e.id: e.snippet for e in mem.edges(user_of(conv, sp))}
                for sp in conv.speakers}
     outcomes = []
     for q in conv.questions:
         evidence = set(q["evidence"])
-        shown: set[str] = set()
+        shown: dict[str, set[str]] = defaultdict(set)
         words_shown: dict[str, int] = {}
         for speaker in conv.speakers:
-            recall = mem.recall(user_of(conv, speaker), q["question"], at=at)
+            user = user_of(conv, speaker)
+            recall = timer("Pegasus", mem.recall, user, q["question"], None, at)
             words_shown[speaker] = len(recall.render().split())
             for snippet in shown_snippets(recall, by_edge[speaker]):
-                shown |= index.turns_of(speaker, snippet)
-        k = len(shown)
+                shown["Pegasus"] |= index.turns_of(speaker, snippet)
+            for name, search in peers.items():
+                found = timer(name, search, user, q["question"])
+                keep = within([f.line for f in found], words_shown[speaker])
+                for f in found[:keep]:
+                    shown[name] |= index.turns_of(speaker, f.text)
         budget = sum(words_shown.values())
-        bm25 = index.bm25_rank(q["question"])
-        dense = index.dense_rank(mem.embedder.embed([q["question"]])[0])
-        by_words, used = set(), 0
-        for i in bm25:
-            if used + index.words[i] > budget:
-                break
-            by_words.add(index.turns[i].dia_id)
-            used += index.words[i]
-        top = {index.turns[i].dia_id for i in bm25[:k]}
+        for name, rank in (("BM25 over turns", index.bm25_rank),
+                           ("dense over turns", index.dense_rank)):
+            order = timer(name, rank, q["question"])
+            keep = within([index.turns[i].text for i in order], budget)
+            shown[name] = {index.turns[i].dia_id for i in order[:keep]}
         outcomes.append(Outcome(
-            category=CATEGORIES[q["category"]], pegasus=bool(shown & evidence), turns_shown=k,
-            words_shown=words_shown,
-            bm25_k=bool(top & evidence),
-            dense_k=bool({index.turns[i].dia_id for i in dense[:k]} & evidence),
-            bm25_words=bool(by_words & evidence),
-            missing=[] if shown & evidence else sorted(evidence)))
+            category=CATEGORIES[q["category"]],
+            hits={name: bool(turns & evidence) for name, turns in shown.items()},
+            turns_shown=len(shown["Pegasus"]), words_shown=words_shown,
+            missing=[] if shown["Pegasus"] & evidence else sorted(evidence)))
     return outcomes
 
 
-def table(outcomes: list[Outcome]) -> list[str]:
-    rows = ["| category | n | Pegasus | BM25, same turns | dense, same turns | BM25, same words |",
-            "|---|---|---|---|---|---|"]
+def table(outcomes: list[Outcome], timer: Timer | None = None) -> list[str]:
+    """Hit rate per category and system (bold: best of a row); latency p50 / p95 if timed."""
+    systems = list(outcomes[0].hits) if outcomes else []
+    rows = ["| category | n | " + " | ".join(systems) + " |",
+            "|---|---|" + "---|" * len(systems)]
     groups = defaultdict(list)
     for o in outcomes:
         groups[o.category].append(o)
     order = [c for c in ("temporal", "single-hop", "multi-hop", "open-domain") if c in groups]
 
-    def line(name: str, items: list[Outcome], bold: bool = False) -> str:
-        def rate(attr: str) -> str:
-            value = f"{sum(getattr(o, attr) for o in items) / len(items):.2f}"
-            return f"**{value}**" if bold else value
-        return (f"| {name} | {len(items)} | {rate('pegasus')} | {rate('bm25_k')} | "
-                f"{rate('dense_k')} | {rate('bm25_words')} |")
+    def line(name: str, items: list[Outcome]) -> str:
+        rates = {s: sum(o.hits[s] for o in items) / len(items) for s in systems}
+        best = max(rates.values())
+        cells = [f"**{r:.2f}**" if r == best else f"{r:.2f}" for r in rates.values()]
+        return f"| {name} | {len(items)} | " + " | ".join(cells) + " |"
 
     rows += [line(c, groups[c]) for c in order]
-    rows.append(line("all", outcomes, bold=True))
+    rows.append(line("all", outcomes))
+    if timer is not None:
+        rows.append("| ms per search, p50 / p95 | | "
+                    + " | ".join(timer.cell(s) for s in systems) + " |")
     return rows
 
 
@@ -211,22 +282,37 @@ def main() -> None:
                         if os.environ.get("PEGASUS_LOCOMO_DIR") else None,
                         help="the LoCoMo conversation's folder (default: $PEGASUS_LOCOMO_DIR)")
     parser.add_argument("--no-write", action="store_true", help="print, don't update docs/")
+    parser.add_argument("--no-peers", action="store_true",
+                        help="Pegasus and the baselines only (no Graphiti, no mem0)")
     parser.add_argument("--misses", action="store_true", help="list the questions missed")
     args = parser.parse_args()
     if args.data is None:
         parser.error("no LoCoMo conversation: pass --data DIR or set PEGASUS_LOCOMO_DIR "
                      "(the set is not part of this repository, CC BY-NC 4.0)")
     conv = load_conversation(args.data)
-    with memory() as mem:
+    if not args.no_peers:
+        from benchmarks.peers import check_installed
+
+        check_installed()
+    timer = Timer()
+    with memory() as mem, contextlib.ExitStack() as stack:
         began = time.monotonic()
         counts = commit_all(mem, conv)
         load_s = time.monotonic() - began
+        peers = {}
+        if not args.no_peers:
+            from benchmarks.peers import peers as load_peers
+            from pegasus.embed import model_path
+
+            peers = stack.enter_context(load_peers(
+                facts_of(conv), {user_of(conv, sp): sp for sp in conv.speakers},
+                episodes_of(conv), mem.embedder.embed, model_path(mem.settings.embedding_model)))
         at = session_time(conv.sessions[-1]["date_time"]) + timedelta(days=1)
         began = time.monotonic()
-        outcomes = evaluate(mem, conv, at)
+        outcomes = evaluate(mem, conv, at, peers, timer)
         recall_s = time.monotonic() - began
     per_user = [w for o in outcomes for w in o.words_shown.values()]
-    lines = table(outcomes) + [
+    lines = table(outcomes, timer) + [
         "",
         f"{len(outcomes)} questions (categories 1-4) of `{conv.name}`, {len(conv.turns)} turns in "
         f"{len(conv.sessions)} sessions; edges per user: "
@@ -235,12 +321,13 @@ def main() -> None:
         f"turns; words per user per question: mean {statistics.mean(per_user):.0f}, "
         f"max {max(per_user)}; both users together: mean "
         f"{statistics.mean(sum(o.words_shown.values()) for o in outcomes):.0f}.",
-        f"Load {load_s:.0f} s; {2 * len(outcomes)} recalls in {recall_s:.1f} s.",
+        f"Load {load_s:.0f} s; {len(outcomes)} questions against every system in "
+        f"{recall_s:.1f} s.",
     ]
     print("\n".join(lines))
     if args.misses:
         for q, o in zip(conv.questions, outcomes, strict=True):
-            if not o.pegasus:
+            if not o.hits["Pegasus"]:
                 print(f"MISS [{o.category}] {q['question']} -> {o.missing}")
     if not args.no_write:
         write_section("Recall quality (LoCoMo dev set)",

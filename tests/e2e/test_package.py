@@ -50,3 +50,22 @@ def test_the_wheel_carries_cypher_and_samples(tmp_path):
     assert activation == hashlib.sha256(cypher.load("read/activation").encode()).hexdigest()
     assert "@current(" not in cypher.load("read/activation")
     assert sample_count == "3"
+
+
+def test_the_peers_are_benchmark_only():
+    """graphiti-core and mem0ai are the `peers` extra: neither the library, nor its runtime or
+    test dependencies, nor the suite may need them (benchmarks/peers.py alone imports them)."""
+    import re
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    peers = {re.split(r"[=<>!~ ]", r)[0] for r in project["optional-dependencies"]["peers"]}
+    assert {"graphiti-core", "mem0ai"} <= peers
+    needed = project["dependencies"] + project["optional-dependencies"]["test"]
+    assert not {re.split(r"[=<>!~ \[]", r)[0] for r in needed} & {"graphiti-core", "mem0ai"}
+    importing = [p.relative_to(ROOT).as_posix()
+                 for folder in ("src", "tests") for p in (ROOT / folder).rglob("*.py")
+                 if "node_modules" not in p.parts
+                 and re.search(r"^\s*(from|import)\s+(graphiti_core|mem0)\b",
+                               p.read_text(), re.MULTILINE)]
+    assert importing == []
