@@ -138,6 +138,11 @@ class Settings(BaseSettings):
     rank_keywords: float = 0.45
     rank_meaning: float = 0.35
     rank_graph: float = 0.20
+    # How the three signals combine (design §7.8): "weighted" adds the weights times the values
+    # scaled to the best; "rrf" adds weight / (rrf_k + rank) per signal (measured no better on
+    # the dev set, decisions.md "Rank fusion": kept to measure other conversations with).
+    rank_fusion: Literal["weighted", "rrf"] = "weighted"
+    rrf_k: int = Field(default=10, ge=1)
     rank_floor: float = 0.30  # a memory under this share of the best one's score is not shown
     max_memory_lines: int = 6
     meaning_from_words: bool = True  # design §7.8: the mean of the word vectors

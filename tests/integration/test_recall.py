@@ -219,3 +219,23 @@ def test_the_users_own_name_does_not_seed_what_is_named_after_them(settings, use
     assert ids["Caroline's grandma"] not in explained.seeds.entity_scores
     assert explained.fired[0].name == "LGBTQ support group"
     assert explained.recall.context[0] == "I went to a LGBTQ support group yesterday"
+
+
+def test_rank_fusion_setting_reaches_the_ranking(settings, user_id):
+    """PEGASUS_RANK_FUSION=rrf ranks by reciprocal rank fusion: the scores shown are the fused
+    ones (the first in every signal it has scores 1 × its signals' share of the weights)."""
+    fused = settings.model_copy(update={"rank_fusion": "rrf", "rrf_k": 10})
+    with Memory(fused) as memory:
+        memory.commit(user_id, "c1", WORK, at=T0)
+        recall = memory.recall(user_id, "I had another argument with my manager Sarah", at=T0)
+    assert "my boss Sarah moved the deadline again, honestly I'm exhausted" in recall.context
+    top = recall.snippets[0].score
+    assert 0 < top <= 1.0
+    # Under RRF every score is a sum of weight / (k + rank) over (Σ weight / (k + 1)).
+    s = fused
+    shares = {round(sum(w * 11 / (10 + r) for w, r in zip((s.rank_keywords, s.rank_meaning,
+                                                          s.rank_graph), ranks, strict=True))
+                    / (s.rank_keywords + s.rank_meaning + s.rank_graph), 6)
+              for ranks in [(a, b, c) for a in (1, 2, 3, 1e9) for b in (1, 2, 3, 1e9)
+                            for c in (1, 2, 3, 1e9)]}
+    assert round(top, 6) in shares

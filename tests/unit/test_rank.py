@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from pegasus.models import Recall, ShownSnippet
 from pegasus.recall.history import asks_about_past
-from pegasus.recall.rank import Candidate, Weights, choose, graph_scores, score
+from pegasus.recall.rank import Candidate, Weights, choose, graph_scores, ranks, score
 from pegasus.recall.seeds import KeySet, combine, select_seeds
 from pegasus.settings import Settings
 
@@ -67,6 +67,40 @@ def test_scores_combine_scaled_signals_best_first():
                     cand("none", "n")], Weights(keywords=0.5, meaning=0.5, graph=0.0))
     assert [c.id for c in ranked] == ["both", "kw", "none"]
     assert ranked[0].score == 0.5 * 0.5 + 0.5 * 0.9 and ranked[1].score == 0.5
+
+
+def test_ranks_share_the_better_rank_on_ties_and_leave_non_positive_values_unranked():
+    assert list(ranks(np.array([0.5, 0.0, 0.9, 0.5, 0.1, -1.0]))) == [2, 0, 1, 2, 4, 0]
+
+
+def test_rank_fusion_adds_weight_over_k_plus_rank_and_first_everywhere_scores_one():
+    rrf = Weights(keywords=0.5, meaning=0.3, graph=0.2, fusion="rrf", rrf_k=10)
+    ranked = score([cand("all", "a", text=3.0, dense=0.9, graph=2.0),
+                    cand("kw", "k", text=1.0), cand("none", "n")], rrf)
+    assert [c.id for c in ranked] == ["all", "kw", "none"]
+    assert ranked[0].score == 1.0
+    # second in keywords only: 0.5 / 12, over the best possible (0.5 + 0.3 + 0.2) / 11
+    assert ranked[1].score == round(0.5 / 12 / (1.0 / 11), 6)
+    assert ranked[2].score == 0.0
+
+
+def test_rank_fusion_uses_ranks_so_one_huge_raw_value_does_not_drown_the_others():
+    """Weighted, a keyword score 10x the next leaves everything else near 0; by ranks the
+    runner-up in keywords that is first in meaning and graph comes first."""
+    huge = cand("huge", "h", text=50.0)
+    rounded = cand("rounded", "r", text=5.0, dense=0.5, graph=1.0)
+    weighted = score([huge, rounded], Weights(0.45, 0.35, 0.20))
+    fused = score([huge, rounded], Weights(0.45, 0.35, 0.20, fusion="rrf", rrf_k=10))
+    assert [c.id for c in weighted] == ["huge", "rounded"]
+    assert [c.id for c in fused] == ["rounded", "huge"]
+
+
+def test_rank_fusion_ranks_float_noise_as_a_tie():
+    """Equal words embedded in two batches differ in the last bits: they share a rank."""
+    a = cand("a", "same words", dense=0.700000000001, text=1.0)
+    b = cand("b", "same words again", dense=0.7, text=1.0)
+    fused = score([a, b], Weights(0.45, 0.35, 0.20, fusion="rrf", rrf_k=10))
+    assert fused[0].score == fused[1].score
 
 
 def test_equal_scores_put_the_more_recent_first():

@@ -57,11 +57,15 @@ class Candidate:
 
 @dataclass
 class Weights:
-    """How much each signal counts (Settings.rank_keywords, rank_meaning, rank_graph)."""
+    """How much each signal counts (Settings.rank_keywords, rank_meaning, rank_graph), and how
+    they combine (Settings.rank_fusion, rrf_k): "weighted" adds the scaled values, "rrf" adds
+    each signal's weight over (k + its rank)."""
 
     keywords: float
     meaning: float
     graph: float
+    fusion: str = "weighted"
+    rrf_k: int = 10
 
 
 def graph_scores(candidates: list[Candidate], activation: dict[str, float], self_id: str | None,
@@ -77,8 +81,34 @@ def graph_scores(candidates: list[Candidate], activation: dict[str, float], self
 SCORE_DECIMALS = 6
 
 
+def ranks(values: np.ndarray) -> np.ndarray:
+    """Each value's rank among the positive ones, best 1, equal values sharing the better rank
+    ("1224"), so the order rows arrive in never matters; 0 for values that are not positive."""
+    out = np.zeros(len(values), dtype=np.int64)
+    positive = values > 0
+    ordered = np.sort(values[positive])[::-1]
+    # the rank of v = 1 + how many positive values are strictly greater
+    out[positive] = 1 + np.searchsorted(-ordered, -values[positive], side="left")
+    return out
+
+
+def reciprocal_rank_fusion(signals: list[tuple[float, np.ndarray]], k: int) -> np.ndarray:
+    """Σ weight / (k + rank) over the signals in which a candidate has a positive value, scaled
+    so that first in every signal scores 1: a candidate that one signal ranks high is not
+    drowned by another's large raw values (decisions.md, "Rank fusion")."""
+    best = sum(w for w, _ in signals) / (k + 1)
+    total = np.zeros(len(signals[0][1]))
+    for weight, values in signals:
+        # Ranked at six decimals, like the scores: equal words embedded in different batches
+        # differ in the last bits and must share a rank.
+        r = ranks(np.round(values, SCORE_DECIMALS))
+        total += np.where(r > 0, weight / (k + np.maximum(r, 1)), 0.0)
+    return total / best if best > 0 else total
+
+
 def score(candidates: list[Candidate], weights: Weights) -> list[Candidate]:
-    """Combine the three signals, each scaled to [0, 1] by its best value; best first."""
+    """Combine the three signals: each scaled to [0, 1] by its best value and weighted, or
+    (fusion "rrf") by their ranks; best first."""
     if not candidates:
         return []
 
@@ -86,10 +116,15 @@ def score(candidates: list[Candidate], weights: Weights) -> list[Candidate]:
         top = values.max(initial=0.0)
         return values / top if top > 0 else np.zeros_like(values)
 
-    text = scaled(np.array([max(c.text_score, 0.0) for c in candidates]))
+    raw_text = np.array([max(c.text_score, 0.0) for c in candidates])
     dense = np.clip(np.array([c.dense for c in candidates]), 0.0, 1.0)
-    graph = scaled(np.array([max(c.graph, 0.0) for c in candidates]))
-    total = weights.keywords * text + weights.meaning * dense + weights.graph * graph
+    raw_graph = np.array([max(c.graph, 0.0) for c in candidates])
+    if weights.fusion == "rrf":
+        total = reciprocal_rank_fusion([(weights.keywords, raw_text), (weights.meaning, dense),
+                                        (weights.graph, raw_graph)], weights.rrf_k)
+    else:
+        total = (weights.keywords * scaled(raw_text) + weights.meaning * dense
+                 + weights.graph * scaled(raw_graph))
     for c, value in zip(candidates, total, strict=True):
         # Six decimals: the last bits of an embedding differ with the batch it was computed
         # in (a commit's, an import's), and must not reorder memories that score the same.
