@@ -15,12 +15,11 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 import uuid
 from pathlib import Path
 
 from benchmarks._server import machine, memory
-from benchmarks.report import write_section
+from benchmarks.report import p95, timed, write_section
 from pegasus.demo import samples
 from pegasus.neo4j_local import free_port
 from pegasus.serve.app import create_app
@@ -32,17 +31,8 @@ QUESTIONS = ["Should I tell Sarah about the Northwind offer before our trip?",
              "How is my sister doing?", "What is the boiling point of water?"]
 
 
-def timed(action, *args):
-    """(milliseconds, result) of one call."""
-    began = time.perf_counter()
-    result = action(*args)
-    return (time.perf_counter() - began) * 1000, result
-
-
 def summary(values: list[float]) -> str:
-    ordered = sorted(values)
-    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
-    return f"{statistics.median(values):.0f} | {p95:.0f}"
+    return f"{statistics.median(values):.0f} | {p95(values):.0f}"
 
 
 def main() -> None:

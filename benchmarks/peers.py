@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 
+from pegasus.models import ShownSnippet
 from pegasus.text import fold
 
 os.environ.setdefault("EMBEDDING_DIM", "384")
@@ -61,9 +62,8 @@ class Found:
 
     @property
     def line(self) -> str:
-        """Rendered like a Pegasus [CONTEXT] line, so words are counted the same way."""
-        when = self.said_at.date().isoformat() if self.said_at else "undated"
-        return f'- {when}: "{self.text}"'
+        """Rendered as Pegasus renders a [CONTEXT] line, so words are counted the same way."""
+        return ShownSnippet(text=self.text, edge_id="", said_at=self.said_at).line
 
 
 def check_installed() -> None:
@@ -74,21 +74,19 @@ def check_installed() -> None:
         raise SystemExit(f"{exc.name} is not installed: {INSTALL}") from exc
 
 
-class _Embedder:
+def _embedder(embed: Callable):
     """The project's model behind Graphiti's EmbedderClient interface."""
+    from graphiti_core.embedder.client import EmbedderClient
 
-    def __new__(cls, embed: Callable):
-        from graphiti_core.embedder.client import EmbedderClient
+    class MiniLM(EmbedderClient):
+        async def create(self, input_data):
+            text = input_data if isinstance(input_data, str) else list(input_data)[0]
+            return [float(x) for x in embed([text])[0]]
 
-        class MiniLM(EmbedderClient):
-            async def create(self, input_data):
-                text = input_data if isinstance(input_data, str) else list(input_data)[0]
-                return [float(x) for x in embed([text])[0]]
+        async def create_batch(self, input_data_list):
+            return [[float(x) for x in v] for v in embed(list(input_data_list))]
 
-            async def create_batch(self, input_data_list):
-                return [[float(x) for x in v] for v in embed(list(input_data_list))]
-
-        return MiniLM()
+    return MiniLM()
 
 
 def _no_llm():
@@ -118,7 +116,7 @@ class GraphitiPeer:
         self.loop = asyncio.new_event_loop()
         self.embed = embed
         self.graphiti = Graphiti(uri, "neo4j", "unused", llm_client=llm,
-                                 embedder=_Embedder(embed), cross_encoder=cross)
+                                 embedder=_embedder(embed), cross_encoder=cross)
         self.user_node: dict[str, str] = {}
         self.run(self.graphiti.build_indices_and_constraints())
 
@@ -159,7 +157,7 @@ class GraphitiPeer:
                 episodes[key] = EpisodicNode(
                     name=f"session {fact.session}", group_id=fact.user,
                     source=EpisodeType.message, source_description="LoCoMo session",
-                    content=sessions[key], valid_at=fact.at, created_at=fact.at)
+                    content=sessions.get(key, ""), valid_at=fact.at, created_at=fact.at)
             source, target = node(fact.user, fact.source, fact.at), node(fact.user, fact.target,
                                                                           fact.at)
             edge = EntityEdge(
@@ -247,10 +245,10 @@ def _when(value: str | None) -> datetime | None:
 def peers(facts: list[Fact], speakers_of: dict[str, str],
           sessions: dict[tuple[str, int], str], embed: Callable, model: str
           ) -> Iterator[dict[str, Callable[[str, str], list[Found]]]]:
-    """Each peer loaded with the facts, as name -> search(user, question); timings printed."""
+    """Each peer loaded with the facts, as name -> search(user, question); timings printed.
+    The caller has run `check_installed` (before its own load, to fail fast)."""
     from pegasus.neo4j_local import LocalNeo4j
 
-    check_installed()
     for name in ("graphiti_core", "mem0", "neo4j.notifications", "httpx", "qdrant_client"):
         logging.getLogger(name).setLevel(logging.ERROR)
     with (LocalNeo4j.throwaway(heap="512m", pagecache="256m") as state,

@@ -30,7 +30,7 @@ import statistics
 import sys
 import time
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -40,7 +40,7 @@ from rank_bm25 import BM25Okapi
 
 from benchmarks._server import machine, memory
 from benchmarks.peers import Fact, Found
-from benchmarks.report import write_section
+from benchmarks.report import p95, timed, write_section
 from pegasus import Memory
 from pegasus.text import fold, function_words, words
 
@@ -100,24 +100,27 @@ def user_of(conv: Conversation, speaker: str) -> str:
     return f"locomo-{conv.name}-{speaker.lower()}"
 
 
+def batches(conv: Conversation) -> Iterator[tuple[str, int, dict, Path]]:
+    """(speaker, session number, session, batch path) for each speaker's sessions, in order."""
+    for speaker in conv.speakers:
+        for number, session in enumerate(conv.sessions, start=1):
+            yield speaker, number, session, conv.batches / f"s{number:02d}_{speaker.lower()}.json"
+
+
 def commit_all(mem: Memory, conv: Conversation) -> dict[str, int]:
     """Every session's batch for each speaker, in order; returns edges committed per user."""
-    counts: dict[str, int] = {}
-    for speaker in conv.speakers:
+    for speaker, number, session, path in batches(conv):
+        if not path.exists():
+            print(f"  no batch {path.name}: its questions count as misses", file=sys.stderr)
+            continue
         user = user_of(conv, speaker)
-        for number, session in enumerate(conv.sessions, start=1):
-            path = conv.batches / f"s{number:02d}_{speaker.lower()}.json"
-            if not path.exists():
-                print(f"  no batch {path.name}: its questions count as misses", file=sys.stderr)
-                continue
-            at = session_time(session["date_time"])
-            mem.consolidate(at=at, user_id=user)
-            transcript = [{"role": "user" if t["speaker"] == speaker else "assistant",
-                           "content": t["text"]} for t in session["turns"]]
-            mem.commit(user, f"{conv.name}-s{number:02d}", json.loads(path.read_text()), at=at,
-                       transcript=transcript)
-        counts[user] = len(mem.edges(user))
-    return counts
+        at = session_time(session["date_time"])
+        mem.consolidate(at=at, user_id=user)
+        transcript = [{"role": "user" if t["speaker"] == speaker else "assistant",
+                       "content": t["text"]} for t in session["turns"]]
+        mem.commit(user, f"{conv.name}-s{number:02d}", json.loads(path.read_text()), at=at,
+                   transcript=transcript)
+    return {user_of(conv, sp): len(mem.edges(user_of(conv, sp))) for sp in conv.speakers}
 
 
 def tokens(text: str) -> list[str]:
@@ -134,7 +137,6 @@ class TurnIndex:
         self.bm25 = BM25Okapi([tokens(t.text) or ["_"] for t in conv.turns])
         self.embed = embed
         self.vectors = embed([t.text for t in conv.turns])
-        self.words = [len(t.text.split()) for t in conv.turns]
 
     def turns_of(self, speaker: str, snippet: str) -> set[str]:
         needle = fold(snippet)
@@ -158,28 +160,25 @@ def shown_snippets(recall, snippets_by_edge: dict[str, str]) -> list[str]:
 def facts_of(conv: Conversation) -> list[Fact]:
     """Every relation of every batch, as the peers are given it ("User" is the speaker)."""
     facts = []
-    for speaker in conv.speakers:
-        for number, session in enumerate(conv.sessions, start=1):
-            path = conv.batches / f"s{number:02d}_{speaker.lower()}.json"
-            if not path.exists():
-                continue
-            batch = json.loads(path.read_text())
-            at = session_time(session["date_time"])
-            me = next((e["name"] for e in batch.get("entities", []) if e.get("is_user")),
-                      speaker)
-            facts += [Fact(user_of(conv, speaker), number, at,
-                           me if r["source"] == "User" else r["source"], r["relation"],
-                           me if r["target"] == "User" else r["target"], r["snippet"])
-                      for r in batch.get("relations", []) if r.get("snippet")]
+    for speaker, number, session, path in batches(conv):
+        if not path.exists():
+            continue
+        batch = json.loads(path.read_text())
+        at = session_time(session["date_time"])
+        me = next((e["name"] for e in batch.get("entities", []) if e.get("is_user")), speaker)
+        facts += [Fact(user_of(conv, speaker), number, at,
+                       me if r["source"] == "User" else r["source"], r["relation"],
+                       me if r["target"] == "User" else r["target"], r["snippet"])
+                  for r in batch.get("relations", []) if r.get("snippet")]
     return facts
 
 
 def episodes_of(conv: Conversation) -> dict[tuple[str, int], str]:
     """Each speaker's own turns of each session, as Graphiti stores a session's messages."""
-    return {(user_of(conv, sp), t.session): "\n".join(
-        f"{u.speaker}: {u.text}" for u in conv.turns
-        if u.session == t.session and u.speaker == sp)
-        for sp in conv.speakers for t in conv.turns}
+    episodes: dict[tuple[str, int], list[str]] = defaultdict(list)
+    for t in conv.turns:
+        episodes[(user_of(conv, t.speaker), t.session)].append(f"{t.speaker}: {t.text}")
+    return {key: "\n".join(lines) for key, lines in episodes.items()}
 
 
 def within(lines: list[str], budget: int) -> int:
@@ -199,17 +198,13 @@ class Timer:
         self.ms: dict[str, list[float]] = defaultdict(list)
 
     def __call__(self, name: str, fn, *args):
-        began = time.perf_counter()
-        result = fn(*args)
-        self.ms[name].append((time.perf_counter() - began) * 1000)
+        ms, result = timed(fn, *args)
+        self.ms[name].append(ms)
         return result
 
     def cell(self, name: str) -> str:
-        values = sorted(self.ms[name])
-        if not values:
-            return "–"
-        p95 = values[min(len(values) - 1, round(0.95 * (len(values) - 1)))]
-        return f"{statistics.median(values):.1f} / {p95:.1f}"
+        values = self.ms[name]
+        return f"{statistics.median(values):.1f} / {p95(values):.1f}" if values else "–"
 
 
 def evaluate(mem: Memory, conv: Conversation, at: datetime,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -19,3 +20,16 @@ def write_section(title: str, command: str, machine: str, lines: list[str]) -> N
     pattern = re.compile(rf"^## {re.escape(title)}\n.*?(?=^## |\Z)", re.S | re.M)
     text = pattern.sub(body + "\n", text) if pattern.search(text) else text.rstrip() + "\n\n" + body
     DOC.write_text(text)
+
+
+def timed(action, *args):
+    """(milliseconds, result) of one call."""
+    began = time.perf_counter()
+    result = action(*args)
+    return (time.perf_counter() - began) * 1000, result
+
+
+def p95(values: list[float]) -> float:
+    """The 95th percentile by nearest rank (benchmarks.hooks, benchmarks.recall_quality)."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]

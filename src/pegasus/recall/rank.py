@@ -102,7 +102,7 @@ def reciprocal_rank_fusion(signals: list[tuple[float, np.ndarray]], k: int) -> n
         # Ranked at six decimals, like the scores: equal words embedded in different batches
         # differ in the last bits and must share a rank.
         r = ranks(np.round(values, SCORE_DECIMALS))
-        total += np.where(r > 0, weight / (k + np.maximum(r, 1)), 0.0)
+        total += np.where(r > 0, weight / (k + r), 0.0)
     return total / best if best > 0 else total
 
 
