@@ -2,7 +2,8 @@
 // reached nodes ($node_ids, the self node left out), and the edges whose snippets the
 // full-text index finds for the message's words ($query, restricted to this user by its
 // user_key term; null for none). With $history, superseded edges found by their words join,
-// each with the date it ended. Dormant and expired edges never come back.
+// each with the date it ended. Dormant and expired edges are never walked nor expanded; with
+// $faded, their words bring them back (@recallable), an expired one with the day it ended.
 CALL () {
   UNWIND $node_ids AS node_id
   MATCH (:Entity {user_id: $user_id, id: node_id})-[r]-(:Entity {user_id: $user_id})
@@ -18,7 +19,7 @@ CALL () {
   MATCH (a:Entity {user_id: $user_id, id: node.source_id}),
         (b:Entity {user_id: $user_id, id: node.target_id})
   MATCH (a)-[r]->(b)
-  WHERE r.id = node.id AND (@current(r) OR $history AND @live(r))
+  WHERE r.id = node.id AND (@current(r) OR $faded AND @recallable(r) OR $history AND @live(r))
   RETURN r, score AS text_score
 }
 WITH r, max(text_score) AS text_score
@@ -29,5 +30,7 @@ OPTIONAL MATCH (s:Snippet {user_id: $user_id, id: r.id})
 RETURN r.id AS id, a.id AS source_id, a.name AS source, type(r) AS label, b.id AS target_id,
        b.name AS target, r.snippet AS snippet,
        coalesce(s.said_at, r.created_at).epochSeconds AS said_at,
-       r.created_at.epochSeconds AS since, r.superseded_at.epochSeconds AS until,
+       r.created_at.epochSeconds AS since,
+       CASE WHEN r.superseded_at IS NOT NULL THEN r.superseded_at.epochSeconds
+            WHEN r.expires_at <= $now THEN r.expires_at.epochSeconds END AS until,
        s.embedding_f32 AS packed, text_score

@@ -135,6 +135,9 @@ class Settings(BaseSettings):
     expand_threshold: float = 0.30  # reached nodes at least this hot offer their edges
     expand_nodes: int = 8
     keyword_candidates: int = 50  # snippets asked of the full-text index per recall
+    # Faded memories (dormant, expired) are never walked, but the message's own words may bring
+    # them back, quoted with their date (design §7.6); False hides them from recall entirely.
+    recall_faded: bool = True
     rank_keywords: float = 0.45
     rank_meaning: float = 0.35
     rank_graph: float = 0.20

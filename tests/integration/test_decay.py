@@ -57,8 +57,9 @@ def test_ephemeral_goes_dormant_within_twenty_days_and_reinforcement_revives_it(
     p = strengths(raw_driver, user_id)["ephemeral"]
     assert p["dormant"] is True and report.dormant_now == 1  # 100·e^(−4) ≈ 1.83
     recall = mem.recall(user_id, "ephemeral", at=T0 + timedelta(days=20))
-    assert p["id"] not in recall.edge_ids  # a dormant edge is neither quoted nor a line
+    # A dormant edge is never a memory line; its own words still quote it (design §7.6).
     assert all("Ephemeral" not in line for line in recall.memory)
+    assert recall.context == ["User has Ephemeral"]
     revive_at = T0 + timedelta(days=21)
     mem.commit(user_id, "c2", {"relations": [rel("User", "HAS", "Ephemeral",
                                                  stability="ephemeral")]}, at=revive_at)

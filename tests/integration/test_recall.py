@@ -59,21 +59,49 @@ def test_unrelated_message_recalls_nothing(mem, user_id):
     assert recall.render() == "" and recall.nodes == []
 
 
-def test_superseded_and_dormant_edges_are_absent_from_both_blocks(mem, raw_driver, user_id):
+def _supersede_acme_and_fade_tokyo(mem, raw_driver, user_id):
     mem.commit(user_id, "c2", {"relations": [
         rel("User", "WORKS_AT", "Globex", cardinality="one_to_one",
             snippet="I just started at Globex")]}, at=T0 + timedelta(days=1))
     raw_driver.execute_query(
         "MATCH (:Entity {user_id: $u})-[r:VISITED]->() SET r.dormant = true", u=user_id)
+
+
+def test_superseded_and_dormant_edges_are_never_walked(mem, raw_driver, user_id):
+    _supersede_acme_and_fade_tokyo(mem, raw_driver, user_id)
     recall = mem.recall(user_id, "how are things at Acme and Globex? Tokyo?", at=T0)
     assert not any(line.startswith("Bill -[WORKS_AT]-> Acme") for line in recall.memory)
     assert "I just started at Globex" in recall.context
     assert "I've been at Acme for three years" not in recall.context
     assert not any("VISITED" in line for line in recall.memory)
-    assert "Tokyo in April was the best trip of my life" not in recall.context
+    # Named by the label alone ("travel" seeds VISITED), the faded trip is not reached.
+    travel = mem.recall(user_id, "where did I travel recently?", at=T0)
+    assert "Tokyo in April was the best trip of my life" not in travel.context
 
 
-def test_expired_edges_are_hidden_after_expiry(mem, user_id):
+def test_a_dormant_memory_comes_back_on_its_own_words_unless_faded_recall_is_off(
+        mem, settings, raw_driver, user_id):
+    _supersede_acme_and_fade_tokyo(mem, raw_driver, user_id)
+    cued = mem.recall(user_id, "that trip to Tokyo in April", at=T0)
+    assert "Tokyo in April was the best trip of my life" in cued.context
+    [shown] = [s for s in cued.snippets if s.text.startswith("Tokyo")]
+    assert shown.until is None and shown.said_at == T0  # faded, not ended: dated as said
+    assert not any("VISITED" in line for line in cued.memory)
+    with Memory(settings.model_copy(update={"recall_faded": False})) as strict:
+        hidden = strict.recall(user_id, "that trip to Tokyo in April", at=T0)
+    assert "Tokyo in April was the best trip of my life" not in hidden.context
+    # A superseded memory needs a question about the past, faded recall or not.
+    assert "I've been at Acme for three years" not in cued.context
+    # Recalled, it strengthens: the read log reinforces it at close, and it is awake again.
+    logged = mem.recall(user_id, "that trip to Tokyo in April", conversation_id="c3", at=T0)
+    assert shown.edge_id in logged.edge_ids
+    mem.close_conversation(user_id, "c3", at=T0 + timedelta(days=1))
+    [visited] = [p for _, t, _, p in edges(raw_driver, user_id) if t == "VISITED"]
+    assert visited["dormant"] is False and visited["reinforcements"] == 1
+
+
+def test_an_expired_memory_is_quoted_with_the_day_it_ended_only_when_its_words_are_asked(
+        mem, settings, user_id):
     mem.commit(user_id, "c2", {"entities": [{"name": "Dentist", "kind": "EVENT"}],
                                "relations": [rel("User", "HAS_APPOINTMENT", "Dentist",
                                                  stability="time_bound",
@@ -83,7 +111,17 @@ def test_expired_edges_are_hidden_after_expiry(mem, user_id):
     before = mem.recall(user_id, "dentist appointment", at=T0 + timedelta(days=1))
     after = mem.recall(user_id, "dentist appointment", at=T0 + timedelta(days=3))
     assert before.context == ["dentist on Thursday, dreading it"]
-    assert after.context == [] and not any("HAS_APPOINTMENT" in ln for ln in after.memory)
+    assert before.snippets[0].until is None
+    assert after.context == ["dentist on Thursday, dreading it"]
+    assert after.snippets[0].until == T0 + timedelta(days=2)
+    assert '- 2026-04-01, until 2026-04-03: "dentist on Thursday, dreading it"' in after.render()
+    assert not any("HAS_APPOINTMENT" in ln for ln in after.memory)
+    # Not walked: the appointment's entity named with none of its words brings nothing back.
+    assert "dentist on Thursday, dreading it" not in mem.recall(
+        user_id, "any appointments coming up?", at=T0 + timedelta(days=3)).context
+    with Memory(settings.model_copy(update={"recall_faded": False})) as strict:
+        hidden = strict.recall(user_id, "dentist appointment", at=T0 + timedelta(days=3))
+    assert hidden.context == [] and not any("HAS_APPOINTMENT" in ln for ln in hidden.memory)
 
 
 def test_recall_writes_nothing_but_the_read_log(mem, raw_driver, user_id):

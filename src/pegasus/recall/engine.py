@@ -234,7 +234,7 @@ class RecallEngine:
             return []
         rows = self.store.query("read/recall_candidates", user_id=user_id, node_ids=expand,
                                 query=query, text_limit=s.keyword_candidates, history=history,
-                                now=now)
+                                faded=s.recall_faded, now=now)
         out = []
         for r in rows:
             dense = (float(unpack_vector(r["packed"]) @ message) if r["packed"] is not None

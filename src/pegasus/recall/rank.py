@@ -32,7 +32,7 @@ class Candidate:
     target: str
     snippet: str
     said_at: datetime | None
-    until: datetime | None = None  # superseded at (history recalls only)
+    until: datetime | None = None  # the day it ended: superseded (history) or expired
     since: datetime | None = None  # first observed
     text_score: float = 0.0
     dense: float = 0.0
