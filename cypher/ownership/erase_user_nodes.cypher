@@ -1,8 +1,10 @@
 // Forget everything, step 3: every node of the user (entities, keys, snippets, conversations,
-// merge records), each label through its user_id index, in batches. The Partition goes last,
-// in step 4, which also ends the erasure.
+// merge records: each label through its user_id index; a migration's few marks by label), in
+// batches. The Partition goes last, in step 4, which also ends the erasure.
 CALL () {
   MATCH (n:Snippet {user_id: $user_id}) RETURN n
+  UNION ALL
+  MATCH (n:SnippetBackfill {user_id: $user_id}) RETURN n
   UNION ALL
   MATCH (n:Key {user_id: $user_id}) RETURN n
   UNION ALL

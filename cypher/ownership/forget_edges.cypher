@@ -1,10 +1,15 @@
-// Erase memories ({edge_id, source_id, target_id}): the edge with every property, and its
-// :Snippet (so its words leave the full-text index). The labels they had, for the stale-key
-// check.
+// Erase memories ({edge_id, source_id, target_id}): the edge with every property, and every
+// :Snippet of it (its own words and its sightings', so they leave the full-text index), and a
+// migration's mark on it. The labels they had, for the stale-key check.
 UNWIND $rows AS row
-OPTIONAL MATCH (s:Snippet {user_id: $user_id, id: row.edge_id})
-DETACH DELETE s
-WITH row
+CALL (row) {
+  OPTIONAL MATCH (s:Snippet {user_id: $user_id, edge_id: row.edge_id})
+  DETACH DELETE s
+}
+CALL (row) {
+  OPTIONAL MATCH (m:SnippetBackfill {user_id: $user_id, edge_id: row.edge_id})
+  DELETE m
+}
 MATCH (a:Entity {user_id: $user_id, id: row.source_id}),
       (b:Entity {user_id: $user_id, id: row.target_id})
 MATCH (a)-[r]->(b)

@@ -4,11 +4,13 @@
 // user_key term; null for none). With $history, superseded edges found by their words join,
 // each with the date it ended. Dormant and expired edges are never walked nor expanded; with
 // $faded, their words bring them back (@recallable), an expired one with the day it ended.
+// One row per snippet of each edge (its own words and its other sightings'), each with its
+// keyword score; ranking shows an edge once, with its best.
 CALL () {
   UNWIND $node_ids AS node_id
   MATCH (:Entity {user_id: $user_id, id: node_id})-[r]-(:Entity {user_id: $user_id})
   WHERE @current(r)
-  RETURN r, 0.0 AS text_score
+  RETURN r, null AS hit
   UNION ALL
   WITH 1 AS one WHERE $query IS NOT NULL
   CALL db.index.fulltext.queryNodes('snippet_text', $query, {limit: $text_limit})
@@ -19,18 +21,20 @@ CALL () {
   MATCH (a:Entity {user_id: $user_id, id: node.source_id}),
         (b:Entity {user_id: $user_id, id: node.target_id})
   MATCH (a)-[r]->(b)
-  WHERE r.id = node.id AND (@current(r) OR $faded AND @recallable(r) OR $history AND @live(r))
-  RETURN r, score AS text_score
+  WHERE r.id = coalesce(node.edge_id, node.id)
+    AND (@current(r) OR $faded AND @recallable(r) OR $history AND @live(r))
+  RETURN r, {id: node.id, score: score} AS hit
 }
-WITH r, max(text_score) AS text_score
+WITH r, collect(hit) AS hits
 MATCH (a:Entity)-[r]->(b:Entity)
-OPTIONAL MATCH (s:Snippet {user_id: $user_id, id: r.id})
+OPTIONAL MATCH (s:Snippet {user_id: $user_id, edge_id: r.id})
+WITH r, a, b, s, [h IN hits WHERE h.id = s.id | h.score] AS scored
 // Instants go out as epoch seconds: hydrating three driver DateTimes per row was most of a
 // recall's time.
 RETURN r.id AS id, a.id AS source_id, a.name AS source, type(r) AS label, b.id AS target_id,
-       b.name AS target, r.snippet AS snippet,
+       b.name AS target, coalesce(s.text, r.snippet) AS snippet,
        coalesce(s.said_at, r.created_at).epochSeconds AS said_at,
        r.created_at.epochSeconds AS since,
        CASE WHEN r.superseded_at IS NOT NULL THEN r.superseded_at.epochSeconds
             WHEN r.expires_at <= $now THEN r.expires_at.epochSeconds END AS until,
-       s.embedding_f32 AS packed, text_score
+       s.embedding_f32 AS packed, coalesce(scored[0], 0.0) AS text_score

@@ -17,9 +17,11 @@ CALL (s, o, n, label, props, outgoing) {
   SET x = props
 }
 WITH r, s, o, n, outgoing
-// The edge's snippet names its new ends.
-OPTIONAL MATCH (snip:Snippet {user_id: $user_id, id: r.id})
-SET snip.source_id = CASE WHEN outgoing THEN n.id ELSE o.id END,
-    snip.target_id = CASE WHEN outgoing THEN o.id ELSE n.id END
+// The edge's snippets (its words and its sightings') name its new ends.
+CALL (r, o, n, outgoing) {
+  OPTIONAL MATCH (snip:Snippet {user_id: $user_id, edge_id: r.id})
+  SET snip.source_id = CASE WHEN outgoing THEN n.id ELSE o.id END,
+      snip.target_id = CASE WHEN outgoing THEN o.id ELSE n.id END
+}
 DELETE r
 RETURN count(*) AS moved

@@ -40,6 +40,7 @@ from pegasus.models import (
 )
 from pegasus.recall.engine import Explained, RecallEngine, RecallParams
 from pegasus.settings import Settings
+from pegasus.snippets import backfill_sightings
 from pegasus.store import Store
 
 log = logging.getLogger(__name__)
@@ -112,8 +113,12 @@ class Memory:
         self.store.close()
 
     def migrate(self) -> list[str]:
-        """Apply pending schema migrations; the file names applied."""
-        return self.store.migrate()
+        """Apply pending schema migrations; the file names applied. Then the words of earlier
+        sightings that a migration marked are embedded (`snippets.backfill_sightings`)."""
+        applied = self.store.migrate()
+        if done := backfill_sightings(self.store, self.embedder):
+            log.info("indexed the sightings' words of %d memories", done)
+        return applied
 
     def commit(
         self,

@@ -179,3 +179,16 @@ def test_the_walk_starts_from_the_hottest_max_seeds_ties_by_id():
     kept = strongest(seeds, 2)
     assert kept.entity_scores == {"a": 0.9, "b": 0.5} and kept.labels == {"KNOWS": 0.6}
     assert strongest(seeds, 4) is seeds
+
+
+def test_an_edge_said_in_other_words_is_ranked_by_each_and_kept_once_at_its_best():
+    early = datetime(2026, 1, 1, tzinfo=UTC)
+    rows = [cand("e1", "I lost my job at Door Dash", text=1.0, dense=0.2, said=NOW),
+            cand("e1", "I deliver for Door Dash on weekends", text=4.0, dense=0.6, said=early),
+            cand("e2", "weekends are for dancing", text=2.0, dense=0.3)]
+    ranked = score(rows, Weights(0.45, 0.35, 0.20))
+    assert [(c.id, c.snippet) for c in ranked] == [
+        ("e1", "I deliver for Door Dash on weekends"), ("e2", "weekends are for dancing")]
+    assert ranked[0].said_at == early  # quoted with the day those words were said
+    # Scaling is over every text: the best keyword score (4.0) is the one that scores 1.
+    assert ranked[1].score == round(0.45 * 0.5 + 0.35 * 0.3, 6)

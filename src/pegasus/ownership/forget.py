@@ -26,6 +26,7 @@ from pegasus.merge.undo import revert_record
 from pegasus.models import ForgetReport
 from pegasus.ownership.refs import one_edge, resolve_entity
 from pegasus.settings import Settings
+from pegasus.snippets import sync_sightings
 from pegasus.store import Store, run
 
 
@@ -172,6 +173,9 @@ def forget_conversation(tx: ManagedTransaction, embedder: Embedder, user_id: str
         item["words"]["packed"] = pack_vector(vector)
     if change:
         run(tx, "ownership/edge_words", user_id=user_id, rows=change)
+        # The erased sighting's words leave the index; the words an edge now shows are its own.
+        sync_sightings(tx, embedder, user_id, [
+            {k: c[k] for k in ("edge_id", "source_id", "target_id")} for c in change])
     erasure.report.memories_changed = len(change)
     revive = [r for r in revive if r["edge_id"] not in erasure.edge_ids]
     if revive:

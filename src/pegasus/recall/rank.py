@@ -6,6 +6,8 @@ Each candidate edge is scored by three signals, each scaled to [0, 1] within the
   everything, so it says nothing about relevance);
 - keywords: the full-text (BM25) score of its snippet for the message's words;
 - meaning: the cosine of its snippet's embedding with the whole message's.
+An edge said in other words in several conversations comes once per text, and is shown once,
+with the words that score best.
 The block never exceeds the word budget; a snippet another shown snippet contains is dropped.
 """
 
@@ -108,7 +110,8 @@ def reciprocal_rank_fusion(signals: list[tuple[float, np.ndarray]], k: int) -> n
 
 def score(candidates: list[Candidate], weights: Weights) -> list[Candidate]:
     """Combine the three signals: each scaled to [0, 1] by its best value and weighted, or
-    (fusion "rrf") by their ranks; best first."""
+    (fusion "rrf") by their ranks; best first. An edge may come once per snippet (its own
+    words and its other sightings'): each competes, and the edge is kept once, at its best."""
     if not candidates:
         return []
 
@@ -134,7 +137,10 @@ def score(candidates: list[Candidate], weights: Weights) -> list[Candidate]:
     ranked = sorted(candidates, key=lambda c: (c.snippet, c.label, c.target, c.source, c.id))
     ranked.sort(key=lambda c: c.said_at.timestamp() if c.said_at else 0.0, reverse=True)
     ranked.sort(key=lambda c: c.score, reverse=True)
-    return ranked
+    best: dict[str, Candidate] = {}
+    for c in ranked:
+        best.setdefault(c.id, c)
+    return list(best.values())
 
 
 def word_count(text: str) -> int:

@@ -19,7 +19,7 @@ from pegasus.errors import InvalidExportError, PartitionNotEmptyError
 from pegasus.merge.rules import StoredEntity
 from pegasus.models import ImportReport, describe_validation_error
 from pegasus.portable import decode_props
-from pegasus.snippets import user_key
+from pegasus.snippets import sync_sightings, user_key
 from pegasus.store import run
 from pegasus.transfer.format import (
     FORMAT,
@@ -163,8 +163,14 @@ def import_file(memory: Memory, user_id: str, path: Path, now: datetime,
             vectors = embedder.embed([r.snippet for r in batch])
             rows = [{**_memory_row(r), "packed": pack_vector(v)}
                     for r, v in zip(batch, vectors, strict=True)]
-            store.write(lambda tx: run(tx, "transfer/import_memories", user_id=user_id,
-                                        user_key=user_key(user_id), rows=rows))
+            def memories(tx: ManagedTransaction) -> None:
+                run(tx, "transfer/import_memories", user_id=user_id,
+                    user_key=user_key(user_id), rows=rows)
+                sync_sightings(tx, embedder, user_id, [
+                    {"edge_id": r["props"]["id"], "source_id": r["source_id"],
+                     "target_id": r["target_id"]} for r in rows])
+
+            store.write(memories)
             report.memories += len(batch)
         elif kind == "conversation":
             store.write(lambda tx: run(tx, "transfer/import_conversations", user_id=user_id,
