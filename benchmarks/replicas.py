@@ -245,29 +245,45 @@ def run(env: dict[str, str], folder: Path, users: int = 50, conversations: int =
                 decay_runs = mem.store.query("read/decay_runs")[0]["runs"] - decay_runs
         finally:
             group.stop()
-    calls = [line.split() for line in extractions.read_text().splitlines()]
-    finished = collections.Counter(c for kind, c, _ in calls if kind == "finish")
-    started = collections.Counter(c for kind, c, _ in calls if kind == "extract")
-    dead_pid = str(group.processes[0].pid)
-    left = [c for c in result["accepted_by_killed"]
-            if not any(k == "finish" and cc == c and p == dead_pid for k, cc, p in calls)]
+    calls = [tuple(line.split()) for line in extractions.read_text().splitlines()]
     return {
         "users": users, "conversations": len(result["accepted"]), "replicas": replicas,
         "turns_accepted": sum(len(t) for t in result["accepted"].values()),
         "turns_lost": lost, "closes_accepted": len(result["closes"]),
         "closes_unfinished": len(pending),
-        "extractions_completed": sum(finished.values()),
-        "double_extractions": sum(1 for n in finished.values() if n > 1),
-        "missing_extractions": sum(1 for c in result["closes"] if finished[c] == 0),
-        "extractions_cut_off": sum(started.values()) - sum(finished.values()),
-        "closes_accepted_by_the_killed_replica": len(result["accepted_by_killed"]),
-        "of_those_left_unfinished_when_it_died": len(left),
-        "finished_by_the_others": sum(
-            1 for c in left
-            if any(k == "finish" and cc == c and p != dead_pid for k, cc, p in calls)),
+        **extraction_counts(calls, str(group.processes[0].pid), list(result["closes"]),
+                            result["accepted_by_killed"]),
         "decay_passes": decay_runs,
         "errors": dict(result["errors"]), "seconds": result["seconds"],
         "killed_after_s": result["killed_after_s"],
+    }
+
+
+def extraction_counts(calls: list[tuple[str, str, str]], dead_pid: str, closes: list[str],
+                      accepted_by_killed: list[str]) -> dict[str, int]:
+    """What the extraction log says ((`extract` | `finish`, conversation, pid) per model call).
+
+    The model's `finish` comes before the commit. A close that the killed replica finished and
+    another replica finished again was killed between the two: its commit never landed (a
+    landed one marks the close `closed`, and no replica takes a closed close again), so it
+    counts as cut off by the kill, not as a second extraction."""
+    started = collections.Counter(c for kind, c, _ in calls if kind == "extract")
+    by_others = collections.Counter(c for kind, c, p in calls
+                                    if kind == "finish" and p != dead_pid)
+    by_dead = collections.Counter(c for kind, c, p in calls if kind == "finish" and p == dead_pid)
+    redone = {c for c in by_dead if c in by_others}
+    finished = by_others + collections.Counter({c: n for c, n in by_dead.items()
+                                                if c not in redone})
+    left = [c for c in accepted_by_killed if c not in by_dead or c in redone]
+    return {
+        "extractions_completed": sum(finished.values()),
+        "double_extractions": sum(1 for n in finished.values() if n > 1),
+        "missing_extractions": sum(1 for c in closes if finished[c] == 0),
+        "extractions_cut_off": sum(started.values()) - sum(finished.values()),
+        "finished_by_the_killed_replica_before_its_commit": len(redone),
+        "closes_accepted_by_the_killed_replica": len(accepted_by_killed),
+        "of_those_left_unfinished_when_it_died": len(left),
+        "finished_by_the_others": sum(1 for c in left if by_others[c]),
     }
 
 

@@ -33,6 +33,10 @@ BATCH = {
     "relations": [rel("User", "HAS_BOSS", "Sarah", snippet="my boss Sarah moved the deadline"),
                   rel("Sarah", "WORKS_AT", "Acme", snippet="Sarah runs the team at Acme")],
 }
+# Said again, surer, in other words: the edge's own words become these, and before V0009 the
+# earlier words had no snippet.
+AGAIN = {"relations": [rel("User", "HAS_BOSS", "Sarah", snippet="Sarah is still my boss",
+                           confidence=0.95)]}
 
 
 def _settings(state, **extra) -> Settings:
@@ -41,8 +45,8 @@ def _settings(state, **extra) -> Settings:
 
 
 def _write_as_5_26(settings: Settings, user: str) -> None:
-    """V0001-V0005 and one commit, then the keys and snippets put back in the 5.26-era format
-    (raw embeddings, no centred vector; snippets that name their source only)."""
+    """V0001-V0005 and two commits, then the keys and snippets put back in the 5.26-era format
+    (raw embeddings, no centred vector; one snippet per edge, naming its source only)."""
     store = Store(settings)
     try:
         store._run_schema("bootstrap", cypher.split_statements(
@@ -57,6 +61,7 @@ def _write_as_5_26(settings: Settings, user: str) -> None:
         store.close()
     with Memory(settings) as mem:  # no migrate(): it would refuse this server
         mem.commit(user, "c1", BATCH, at=T0)
+        mem.commit(user, "c2", AGAIN, at=T0)
         keys = mem.store.query("read/partition_keys", user_id=user)
     with GraphDatabase.driver(settings.neo4j_uri,
                               auth=(settings.neo4j_user, settings.neo4j_password)) as driver:
@@ -67,7 +72,10 @@ def _write_as_5_26(settings: Settings, user: str) -> None:
         mean = np.mean([r["embedding"] for r in raw], axis=0).tolist()
         driver.execute_query("MATCH (p:Partition {user_id: $u}) SET p.key_mean = $m",
                              u=user, m=mean)
-        driver.execute_query("MATCH (s:Snippet {user_id: $u}) REMOVE s.target_id", u=user)
+        driver.execute_query("MATCH (s:Snippet {user_id: $u}) WHERE s.id <> s.edge_id "
+                             "DETACH DELETE s", u=user)
+        driver.execute_query("MATCH (s:Snippet {user_id: $u}) REMOVE s.target_id, s.edge_id",
+                             u=user)
 
 
 @pytest.mark.timeout(900)
@@ -101,7 +109,8 @@ def test_a_5_26_store_upgrades_to_2026_and_recalls():
             assert mem.store.server_info()["version"] == Settings().neo4j_version
             assert mem.migrate() == ["V0006__key_index_per_user.cypher",
                                      "V0007__snippet_targets.cypher",
-                                     "V0008__erasure_indexes.cypher"]
+                                     "V0008__erasure_indexes.cypher",
+                                     "V0009__snippet_per_sighting.cypher"]
             with GraphDatabase.driver(state.bolt_uri, auth=(state.user, state.password)) as d:
                 centred = d.execute_query(
                     "MATCH (k:Key {user_id: $u}) RETURN count(k) AS n, "
@@ -116,8 +125,11 @@ def test_a_5_26_store_upgrades_to_2026_and_recalls():
             assert centred["ids"] == [mem.embedder.centre()[1]]
             assert "key_centred" in names and "key_embedding" not in names
             assert targets["n"] == targets["named"] > 0  # V0007 named each snippet's target
-            recall = mem.recall(user, "what did my boss Sarah say?", at=T0)
+            # The earlier words, not the edge's own any more, are found: migrate embedded them.
+            recall = mem.recall(user, "when was the deadline moved?", at=T0)
             assert "my boss Sarah moved the deadline" in recall.context
+            [boss] = [m for m in mem.memories(user, about="Sarah") if m.relation == "HAS_BOSS"]
+            assert boss.snippet == "Sarah is still my boss"
             exact = mem.recall_engine.seeds(user, ["sarah"], 0.30, exact=True)
             assert mem.recall_engine.seeds(user, ["sarah"], 0.30).entity_scores.keys() \
                 == exact.entity_scores.keys() != set()
