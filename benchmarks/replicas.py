@@ -263,10 +263,12 @@ def extraction_counts(calls: list[tuple[str, str, str]], dead_pid: str, closes: 
                       accepted_by_killed: list[str]) -> dict[str, int]:
     """What the extraction log says ((`extract` | `finish`, conversation, pid) per model call).
 
-    The model's `finish` comes before the commit. A close that the killed replica finished and
-    another replica finished again was killed between the two: its commit never landed (a
-    landed one marks the close `closed`, and no replica takes a closed close again), so it
-    counts as cut off by the kill, not as a second extraction."""
+    The model's `finish` comes before the commit, and the commit before the close is marked
+    `closed`. A close that the killed replica finished and another replica finished again was
+    killed after the model's call and before `closed`: either its commit never landed, or it
+    did and the other replica's identical batch changed nothing (the same batch committed
+    twice is a no-op, design §6). It counts as cut off by the kill, not as a second
+    extraction; a close marked `closed` is never taken again."""
     started = collections.Counter(c for kind, c, _ in calls if kind == "extract")
     by_others = collections.Counter(c for kind, c, p in calls
                                     if kind == "finish" and p != dead_pid)

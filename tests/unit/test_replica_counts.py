@@ -1,6 +1,6 @@
 """How benchmarks.replicas reads the extraction log (pure). The second case is the run CI
-found: the killed replica's model call finished, the replica died before its commit, and
-another replica did the close again; that is one extraction cut off, not a double."""
+found: the killed replica's model call finished, the replica died before the close was marked
+closed, and another replica did the close again; that is one extraction cut off, not a double."""
 
 from benchmarks.replicas import extraction_counts
 
