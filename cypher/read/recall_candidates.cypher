@@ -21,7 +21,7 @@ CALL () {
   MATCH (a:Entity {user_id: $user_id, id: node.source_id}),
         (b:Entity {user_id: $user_id, id: node.target_id})
   MATCH (a)-[r]->(b)
-  WHERE r.id = coalesce(node.edge_id, node.id)
+  WHERE r.id = node.edge_id
     AND (@current(r) OR $faded AND @recallable(r) OR $history AND @live(r))
   RETURN r, {id: node.id, score: score} AS hit
 }

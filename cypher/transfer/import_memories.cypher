@@ -6,6 +6,6 @@ MATCH (a:Entity {user_id: $user_id, id: row.source_id}),
 CREATE (a)-[r:$(row.relation)]->(b)
 SET r = row.props, r.user_id = $user_id
 CREATE (s:Snippet {user_id: $user_id, id: row.props.id})
-SET s.edge_id = row.props.id, s.source_id = row.source_id, s.target_id = row.target_id, s.text = row.props.snippet,
-    s.user_key = $user_key, s.embedding_f32 = row.packed, s.said_at = row.said_at,
+SET s.edge_id = row.props.id, s.source_id = row.source_id, s.target_id = row.target_id,
+    s.text = row.props.snippet, s.user_key = $user_key, s.embedding_f32 = row.packed, s.said_at = row.said_at,
     s.conversation_id = row.said_in

@@ -17,6 +17,7 @@ from typing import Any
 from neo4j import ManagedTransaction
 
 from pegasus.embed import Embedder, pack_vector
+from pegasus.portable import native
 from pegasus.store import Store, run
 
 _TERM = re.compile(r"[a-z0-9]+")
@@ -88,10 +89,6 @@ def sighting_words(shown: str | None, sightings: list[str]) -> dict[str, dict[st
     return words
 
 
-def _native(value: Any) -> Any:
-    return value.to_native() if hasattr(value, "to_native") else value
-
-
 def _sync_sightings(tx: ManagedTransaction, embedder: Embedder, user_id: str,
                     state: list[dict[str, Any]]) -> None:
     rows: list[dict[str, Any]] = []
@@ -103,7 +100,7 @@ def _sync_sightings(tx: ManagedTransaction, embedder: Embedder, user_id: str,
             sid = sighting_id(edge["id"], text)
             said_at = datetime.fromisoformat(said["at"]) if said["at"] else None
             have = stored.pop(sid, None)
-            if have is not None and _native(have["said_at"]) == said_at and \
+            if have is not None and native(have["said_at"]) == said_at and \
                     have["conversation_id"] == said["conversation_id"] and have["text"] == text:
                 continue
             rows.append({"id": sid, "edge_id": edge["id"], "source_id": edge["source_id"],
