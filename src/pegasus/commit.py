@@ -13,7 +13,7 @@ import json
 import logging
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from neo4j import ManagedTransaction
 
@@ -47,6 +47,11 @@ from pegasus.snippets import write_snippets
 from pegasus.store import run
 from pegasus.text import fold, label_phrase
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from pegasus.ownership.requests import Applied
+
 log = logging.getLogger(__name__)
 
 KIND_LABELS = vocab.KIND_LABELS
@@ -78,10 +83,22 @@ class CommitJob:
     # "review": a read-only pass that asks the reviewer and embeds, outside any write
     # transaction; "write": the transaction itself, which never calls the LLM (design §6).
     phase: Literal["review", "write"] = "write"
+    # The batch's forget requests, applied by the write phase in its own transaction (design
+    # §10), and what they did once applied. Given by the caller: the ownership functions that
+    # apply them build on this module.
+    forget: Callable[[ManagedTransaction], Applied] | None = None
+    applied: Applied | None = None
+    # Requests the write found unasked (the partition moved, or forgetting changed it): the
+    # next review pass asks them first.
+    unasked: list[ReviewRequest] = field(default_factory=list)
 
 
 class ReviewNeeded(Exception):  # noqa: N818 - a signal, not an error
     """The write found a pair the review pass did not ask about (the partition moved)."""
+
+    def __init__(self, requests: list[ReviewRequest]) -> None:
+        super().__init__(requests[0].proposed.name)
+        self.requests = requests
 
 
 def _entity(r: dict[str, Any]) -> StoredEntity:
@@ -183,6 +200,12 @@ def commit_in_tx(tx: ManagedTransaction, job: CommitJob) -> CommitReport:
             "commit new material under a new conversation id"
         )
 
+    if job.phase == "write" and job.forget is not None:
+        # Forgetting first, in this transaction: what the batch says anew is kept, and a
+        # commit that fails later forgets nothing. The partition changed: read its token again.
+        job.applied = job.forget(tx)
+        partition = run(tx, "read/partition_state", user_id=user_id)
+        token = (partition[0]["epoch"], partition[0]["version"])
     reviewing = job.reviewer is not None
 
     def planned() -> Resolution:
@@ -196,6 +219,10 @@ def commit_in_tx(tx: ManagedTransaction, job: CommitJob) -> CommitReport:
             )
             return resolve(snapshot, clean, settings, job.review_cache, reviewing)
 
+    if job.phase == "review" and job.unasked:
+        for request in job.unasked:
+            job.review_cache[request.key] = _ask(tx, job, request)
+        job.unasked = []
     if job.phase == "write" and token is not None and job.reviewed is not None \
             and job.reviewed[0] == token:
         resolution = job.reviewed[1]
@@ -204,7 +231,7 @@ def commit_in_tx(tx: ManagedTransaction, job: CommitJob) -> CommitReport:
     # Each answer may change later decisions in the batch: resolve again until none is missing.
     while resolution.requests:
         if job.phase == "write":
-            raise ReviewNeeded(resolution.requests[0].proposed.name)
+            raise ReviewNeeded(resolution.requests)
         for request in resolution.requests:
             job.review_cache[request.key] = _ask(tx, job, request)
         resolution = planned()

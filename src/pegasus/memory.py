@@ -38,6 +38,8 @@ from pegasus.models import (
     UndoResult,
     describe_validation_error,
 )
+from pegasus.ownership.forget import forget_staged
+from pegasus.ownership.requests import Applied, apply_requests
 from pegasus.recall.engine import Explained, RecallEngine, RecallParams
 from pegasus.settings import Settings
 from pegasus.snippets import backfill_sightings
@@ -137,17 +139,19 @@ class Memory:
             except ValidationError as exc:
                 raise InvalidBatchError(
                     f"not an extraction batch: {describe_validation_error(exc)}") from exc
-        applied = None
-        if batch.forget and not self.conversation_state(user_id, conversation_id)["committed"]:
-            # The user's requests to forget apply first: what this conversation says anew is
-            # kept. A commit repeated after it landed does not apply them again.
-            from pegasus.ownership.requests import apply_requests
+        now = aware(at)
+        forget = None
+        if batch.forget:
+            # Applied in the write transaction itself (a failed commit forgets nothing); a
+            # commit repeated after it landed is skipped before them and applies none again.
+            requests = batch.forget
 
-            applied = apply_requests(self, user_id, batch.forget, aware(at))
+            def forget(tx: neo4j.ManagedTransaction) -> Applied:
+                return apply_requests(tx, user_id, requests, now)
         job = CommitJob(
             settings=self.settings, embedder=self.embedder, user_id=user_id,
-            conversation_id=conversation_id, batch=batch, at=aware(at), transcript=transcript,
-            reviewer=self.reviewer, snapshots=self.snapshots,
+            conversation_id=conversation_id, batch=batch, at=now, transcript=transcript,
+            reviewer=self.reviewer, snapshots=self.snapshots, forget=forget,
         )
         # Resolve and review first, outside the write transaction (the LLM may take minutes);
         # the transaction then resolves again under the partition lock with the cached answers.
@@ -163,12 +167,16 @@ class Memory:
             except ReviewNeeded as exc:
                 log.info("partition of %s moved during review (%s); reviewing again", user_id,
                          exc)
+                job.unasked = exc.requests
                 continue
             if job.advance is not None:  # written: the kept partition moves with it
                 self.snapshots.advance(job.advance)
-            if applied is not None:
+            if job.applied is not None and not report.skipped:
+                applied = job.applied
                 report.forgotten, report.retracted = applied.forgotten, applied.retracted
                 report.notes += applied.notes
+                if applied.forms:
+                    forget_staged(self.settings.home, user_id, None, applied.forms)
             return report
         raise PegasusError(f"the memory of {user_id!r} kept changing while this commit's merges "
                            "were reviewed; nothing was written, try again")
@@ -263,8 +271,15 @@ class Memory:
         time); False when it is not closing, or another worker's lease still runs."""
         rows = self.store.execute("write/claim_close", user_id=user_id,
                                   conversation_id=conversation_id, holder=holder,
-                                  now=aware(None), lease_s=int(self.settings.close_lease_s))
+                                  now=aware(None), lease_s=self.settings.close_lease_s)
         return bool(rows and rows[0]["claimed"])
+
+    def renew_close(self, user_id: str, conversation_id: str, holder: str) -> bool:
+        """Renew this worker's lease on a close it runs; False when it no longer holds it."""
+        rows = self.store.execute("write/renew_close", user_id=user_id,
+                                  conversation_id=conversation_id, holder=holder,
+                                  now=aware(None), lease_s=self.settings.close_lease_s)
+        return bool(rows and rows[0]["renewed"])
 
     def close_failed(self, user_id: str, conversation_id: str, error: str,
                      next_at: datetime, max_attempts: int) -> tuple[str, int]:
