@@ -3,8 +3,14 @@
 // turn as JSON text. A turn whose client id is already recorded is not recorded again (a
 // client resending after a timeout); a turn without an id equal to the last one recorded is
 // not recorded twice (a proxy client retrying after an upstream failure resends it).
+// The node's write lock is taken first (the SET), so the turns read after it are the last
+// committed ones: two writers (a streamed reply's record, the client's next turn) append one
+// after the other, and neither drops the other's turn (docs/decisions.md).
 MERGE (c:Conversation {user_id: $user_id, id: $conversation_id})
 ON CREATE SET c.started_at = $now, c.status = 'open', c.read_log = [], c.source = $source
+SET c.turns_lock = true
+REMOVE c.turns_lock
+WITH c
 WITH c, coalesce(c.turns, []) AS had, coalesce(c.turn_ids, []) AS seen
 WITH c, had, seen, [t IN $turns WHERE t.id IS NULL OR NOT t.id IN seen] AS fresh
 WITH c, had, seen, CASE WHEN size(had) > 0 AND size(fresh) > 0 AND head(fresh).id IS NULL
