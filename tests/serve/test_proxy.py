@@ -274,3 +274,32 @@ def test_an_idle_conversation_closes_by_itself(settings, two_users):
         assert status == "closed"
         log = memory.store.query("read/read_log", user_id=alice, conversation_id="idle")[0]
         assert log["reinforced"] > 0, "closing applied the read reinforcement"
+
+
+@pytest.mark.parametrize("length", [198, 199, 200])
+def test_a_long_conversation_id_goes_on_after_its_close(settings, two_users, length):
+    """The continuation of a closed conversation never passes the 200-character id limit."""
+    alice, _ = two_users
+    base = "c" * length
+    headers = {"X-Pegasus-Conversation": base}
+    with proxy(settings, two_users) as (client, _, memory, app):
+        before = client(KEY_A).chat.completions.with_raw_response.create(
+            model="stub-model", messages=[{"role": "user", "content": RECALLS}],
+            extra_headers=headers)
+        assert before.status_code == 200 and before.headers["X-Pegasus-Conversation"] == base
+        client(KEY_A).post(f"/conversations/{base}/close", cast_to=object, body={})
+        app.state.conversations.wait()
+        ids = []
+        for _ in range(2):  # the continuation, then the continuation of that one
+            after = client(KEY_A).chat.completions.with_raw_response.create(
+                model="stub-model", messages=[{"role": "user", "content": "one more thing"}],
+                extra_headers=headers)
+            assert after.status_code == 200
+            ids.append(after.headers["X-Pegasus-Conversation"])
+            client(KEY_A).post(f"/conversations/{ids[-1]}/close", cast_to=object, body={})
+            app.state.conversations.wait()
+        assert all(len(i) <= 200 for i in ids) and len(set(ids)) == 2 and base not in ids
+        if length == 198:
+            assert ids == [f"{base}.2", f"{base}.3"]  # short enough: the plain form
+        assert [t["content"] for t in recorded(memory, alice, ids[0])] == [
+            "one more thing", "stub reply to: one more thing"]

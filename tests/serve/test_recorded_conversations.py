@@ -193,3 +193,43 @@ def test_a_close_held_by_a_crashed_server_is_taken_over_after_its_lease(settings
         finally:
             survivor.shutdown()
         assert state(memory, alice, "held")["status"] == "closed"
+
+
+def test_a_close_longer_than_its_lease_is_not_taken_over(settings, alice):
+    """The holder renews its lease while a slow extraction runs: another server's sweep,
+    past the first lease's end, finds nothing due and extracts nothing a second time."""
+    import threading
+
+    from langchain_core.language_models import GenericFakeChatModel
+
+    entered, release = threading.Event(), threading.Event()
+    started: list[int] = []
+
+    def slow():
+        started.append(1)
+        entered.set()
+        release.wait(60)  # the model answers only once the other server has looked
+        yield from EXTRACTION
+
+    configured = settings.model_copy(update={"api_keys": {KEY: alice}, "close_lease_s": 1})
+    with (Memory(configured, llm=GenericFakeChatModel(messages=slow())) as first,
+          Memory(configured, llm=counting_model(started)) as second):
+        now = aware(None)
+        first.record_turns(alice, "slow", [{"role": "user", "content": SAID}], now, "proxy")
+        first.request_close(alice, "slow", now)
+        servers = [Conversations(first), Conversations(second)]
+        try:
+            [running] = servers[0].sweep({alice}, now, 3600)
+            assert entered.wait(60)
+            time.sleep(2.5)  # two and a half leases: an unrenewed one would have run out
+            assert second.due_closes(alice) == []
+            assert servers[1].sweep({alice}, aware(None), 3600) == []
+            assert not second.claim_close(alice, "slow", servers[1].holder)
+            release.set()
+            assert len(running.result(timeout=60)["remembered"]["edges_created"]) == 1
+        finally:
+            release.set()
+            for s in servers:
+                s.shutdown()
+        assert len(started) == 1  # extracted once
+        assert state(first, alice, "slow")["status"] == "closed"

@@ -10,11 +10,13 @@ finds the `closing` conversations in the graph and goes on with them.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
 import threading
 import uuid
+from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime, timedelta
 from typing import Any
@@ -25,6 +27,19 @@ from pegasus.memory import Memory
 
 log = logging.getLogger("pegasus.serve")
 MAX_CONTINUATIONS = 100
+MAX_ID_CHARS = 200  # the limit of every id (memory._check_id, the HTTP models)
+
+
+def continuation_id(base: str, n: int) -> str:
+    """The n-th continuation of a closed conversation, `base.n`, never past the id limit: a
+    base too long for it keeps its head and a digest of the whole (deterministic, so every
+    turn and every replica finds the same continuation)."""
+    plain = f"{base}.{n}"
+    if len(plain) <= MAX_ID_CHARS:
+        return plain
+    digest = hashlib.sha256(base.encode()).hexdigest()[:16]
+    tail = f"~{digest}.{n}"
+    return base[:MAX_ID_CHARS - len(tail)] + tail
 
 
 def derived_id(user_id: str, messages: list[dict[str, Any]]) -> str:
@@ -62,7 +77,7 @@ class Conversations:
     def resolve(self, user_id: str, base: str) -> str:
         """`base` while it is open (or new); after it closed, `base.2`, `base.3` … ."""
         for n in range(1, MAX_CONTINUATIONS + 1):
-            candidate = base if n == 1 else f"{base}.{n}"
+            candidate = base if n == 1 else continuation_id(base, n)
             with self._lock:
                 closing = (user_id, candidate) in self._closing
             state = self._state(user_id, candidate)
@@ -105,17 +120,20 @@ class Conversations:
             if not self.memory.claim_close(user_id, conversation_id, self.holder):
                 result["skipped"] = "held by another worker, or no longer closing"
                 return result
-            state = self._state(user_id, conversation_id)
-            turns = [json.loads(t) for t in state["turns"]]
-            # A retry after the commit landed (the reinforcement failed) does not extract
-            # again: a second extraction could differ, and the commit would refuse it.
-            if (self.memory.has_llm and not state["committed"]
-                    and any(t["role"] == "user" for t in turns)):
-                report = self.memory.remember(user_id, conversation_id, turns, at=at)
-                if self.metrics is not None and not report.skipped:
-                    self.metrics.commits.inc()
-                result["remembered"] = report.model_dump(mode="json", exclude_defaults=True)
-            result["reinforced"] = self.memory.close_conversation(user_id, conversation_id, at=at)
+            with self._renewing(user_id, conversation_id):
+                state = self._state(user_id, conversation_id)
+                turns = [json.loads(t) for t in state["turns"]]
+                # A retry after the commit landed (the reinforcement failed) does not extract
+                # again: a second extraction could differ, and the commit would refuse it.
+                if (self.memory.has_llm and not state["committed"]
+                        and any(t["role"] == "user" for t in turns)):
+                    report = self.memory.remember(user_id, conversation_id, turns, at=at)
+                    if self.metrics is not None and not report.skipped:
+                        self.metrics.commits.inc()
+                    result["remembered"] = report.model_dump(mode="json",
+                                                             exclude_defaults=True)
+                result["reinforced"] = self.memory.close_conversation(user_id, conversation_id,
+                                                                      at=at)
             return result
         except Exception as exc:
             self._failed(user_id, conversation_id, exc)
@@ -123,6 +141,32 @@ class Conversations:
         finally:
             with self._lock:
                 self._closing.discard((user_id, conversation_id))
+
+    @contextlib.contextmanager
+    def _renewing(self, user_id: str, conversation_id: str) -> Iterator[None]:
+        """Renew the close's lease every third of it while the close runs (an extraction may
+        outlast one lease: no other server takes the close over meanwhile)."""
+        stop = threading.Event()
+        every = self.memory.settings.close_lease_s / 3
+
+        def heartbeat() -> None:
+            while not stop.wait(every):
+                try:
+                    if not self.memory.renew_close(user_id, conversation_id, self.holder):
+                        log.warning("the lease on closing %s/%s was lost", user_id,
+                                    conversation_id)
+                        return
+                except PegasusError as exc:  # Neo4j away: the next beat tries again
+                    log.warning("renewing the lease on closing %s/%s failed: %s", user_id,
+                                conversation_id, exc)
+
+        beat = threading.Thread(target=heartbeat, name="pegasus-close-lease", daemon=True)
+        beat.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            beat.join()
 
     def _failed(self, user_id: str, conversation_id: str, exc: Exception) -> None:
         """Count the failed attempt and set the next one (backoff), or give up: `failed`."""
