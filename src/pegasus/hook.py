@@ -22,8 +22,10 @@ prompt; and one server holds the keys, the tenant rule and the close worker for 
 Nothing is lost when the server is down: what could not be sent waits in a spool file and is
 sent, in order, by the next hook that reaches the server; the prompt goes on with one warning
 line per outage (`systemMessage`, which the CLI shows the person). Every item carries an id
-made when it is spooled, so a resend after a lost answer is recorded once. The hook always
-exits 0: it never blocks a prompt.
+made when it is spooled, so a resend after a lost answer is recorded once. An item the server
+refuses for good (a 4xx answer about the item itself: not 401/403, which are about the key, nor
+408/429, which say "later") is set aside in the spool's `refused` list with one warning, and
+the items after it go on. The hook always exits 0: it never blocks a prompt.
 
 Configuration (environment): PEGASUS_URL (default http://127.0.0.1:8080), PEGASUS_API_KEY,
 PEGASUS_HOOK_SPOOL (default $XDG_STATE_HOME/pegasus/hook-spool.json), PEGASUS_HOOK_TIMEOUT_S
@@ -60,6 +62,9 @@ def memory_note(block: str) -> str:
 
 EVENTS = ("UserPromptSubmit", "Stop", "SessionEnd", "SessionStart")
 KEPT_SESSIONS = 1000  # continuation ids remembered, newest last
+KEPT_REFUSED = 100  # items set aside, newest last, for the person to look at
+# 4xx answers that do not mean "this item is wrong": the key (401, 403), "try later" (408, 429).
+NOT_ABOUT_THE_ITEM = {401, 403, 408, 429}
 
 
 def spool_path() -> Path:
@@ -86,14 +91,17 @@ class Spool:
         self.pending: list[dict[str, Any]] = data.get("pending", [])
         self.conversations: dict[str, str] = data.get("conversations", {})
         self.down: bool = data.get("down", False)
+        self.refused: list[dict[str, Any]] = data.get("refused", [])
 
     def save(self) -> None:
         for old in list(self.conversations)[:-KEPT_SESSIONS]:
             del self.conversations[old]
+        del self.refused[:-KEPT_REFUSED]
         temporary = self.path.with_name(self.path.name + ".tmp")
         temporary.write_text(json.dumps({"pending": self.pending,
                                          "conversations": self.conversations,
-                                         "down": self.down}), encoding="utf-8")
+                                         "down": self.down, "refused": self.refused}),
+                             encoding="utf-8")
         os.replace(temporary, self.path)
 
 
@@ -104,6 +112,10 @@ def locked_spool(path: Path) -> Iterator[Spool]:
         if fcntl is not None:
             fcntl.flock(lock, fcntl.LOCK_EX)
         yield Spool(path)
+
+
+class Refused(OSError):
+    """The server refused the item itself (a 4xx about it): sending it again cannot help."""
 
 
 class Server:
@@ -125,7 +137,9 @@ class Server:
                 detail = json.loads(exc.read())["error"]["message"]
             except (ValueError, KeyError, TypeError):
                 detail = exc.reason
-            raise OSError(f"{path} answered {exc.code}: {detail}") from exc
+            kind = Refused if 400 <= exc.code < 500 and exc.code not in NOT_ABOUT_THE_ITEM \
+                else OSError
+            raise kind(f"{path} answered {exc.code}: {detail}") from exc
         except ValueError as exc:  # not JSON: not pegasus serve at that address
             raise OSError(f"{path} answered something that is not JSON") from exc
 
@@ -171,6 +185,12 @@ def run(event: str, payload: dict[str, Any], server: Server, path: Path,
         while spool.pending:
             try:
                 send(server, spool, spool.pending[0])
+            except Refused as exc:  # set aside, said once, and the rest goes on
+                spool.refused.append({**spool.pending.pop(0), "refused": str(exc)})
+                spool.save()
+                warn(f"pegasus serve refused an item ({exc}); it is set aside under "
+                     f"\"refused\" in {path} and not sent again")
+                continue
             except OSError as exc:
                 problem = str(getattr(exc, "reason", None) or exc)
                 break

@@ -120,6 +120,45 @@ def test_while_the_server_is_down_turns_wait_and_are_sent_once(server, user_id, 
     assert json.loads(spool.read_text())["pending"] == []
 
 
+def test_an_item_the_server_refuses_is_set_aside_once_and_the_rest_goes_on(server, user_id,
+                                                                          tmp_path):
+    """A 4xx about the item itself (here a 422: a role no transcript has) cannot succeed by
+    sending it again: it is set aside with one warning, and the turns after it are sent."""
+    url, memory = server
+    spool = tmp_path / "spool.json"
+    spool.write_text(json.dumps({"pending": [
+        {"session": "s5", "turn": {"id": "bad-1", "role": "robot", "content": "beep"}},
+        {"session": "s5", "turn": {"id": "ok-1", "role": "user", "content": "Lisbon in May?"}}]}))
+    first = run_hook("UserPromptSubmit", prompt("s5", "And Porto?"), url, spool)
+    assert first.returncode == 0
+    warning = json.loads(first.stdout)["systemMessage"]
+    assert warning.startswith("[pegasus] pegasus serve refused an item (/v1/memory/turns "
+                              "answered 422")
+    assert f'set aside under "refused" in {spool}' in warning
+    later = run_hook("Stop", stop("s5", "Both are lovely."), url, spool)
+    assert later.returncode == 0 and later.stdout == "" and later.stderr == ""  # said once
+    assert recorded(memory, user_id, "s5") == [
+        {"role": "user", "content": "Lisbon in May?"}, {"role": "user", "content": "And Porto?"},
+        {"role": "assistant", "content": "Both are lovely."}]
+    kept = json.loads(spool.read_text())
+    assert kept["pending"] == [] and not kept["down"]
+    assert [r["turn"]["id"] for r in kept["refused"]] == ["bad-1"]
+    assert "answered 422" in kept["refused"][0]["refused"]
+
+
+def test_a_refused_key_keeps_every_item_for_later(server, user_id, tmp_path):
+    """A 401 is about the key, not the item: nothing is set aside, everything waits."""
+    url, memory = server
+    spool = tmp_path / "spool.json"
+    for text in ("one", "two"):
+        run_hook("UserPromptSubmit", prompt("s6", text), url, spool, "key-unknown-9999")
+    kept = json.loads(spool.read_text())
+    assert [p["turn"]["content"] for p in kept["pending"]] == ["one", "two"]
+    assert kept["refused"] == [] and kept["down"]
+    run_hook("SessionStart", {"session_id": "s6", "hook_event_name": "SessionStart"}, url, spool)
+    assert [t["content"] for t in recorded(memory, user_id, "s6")] == ["one", "two"]
+
+
 @pytest.mark.parametrize("event, stdin, key, says", [
     ("UserPromptSubmit", "not json", KEY, "is not the JSON a CLI sends"),
     ("Notification", json.dumps(end("s")), KEY, "unknown hook event 'Notification'"),
