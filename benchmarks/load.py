@@ -31,6 +31,7 @@ from benchmarks._server import machine, memory
 from benchmarks.report import write_section
 from pegasus import store as store_module
 from pegasus.neo4j_local import free_port
+from pegasus.settings import secret_text
 from pegasus.synthetic import conversations, message
 from tests.serve.servers import StubUpstream, serving
 
@@ -216,7 +217,7 @@ def main() -> None:
                "PEGASUS_API_KEYS": json.dumps(keys), "PEGASUS_UPSTREAM_BASE_URL": stub,
                "PEGASUS_DECAY_IN_SERVE": "false", "PEGASUS_IDLE_CLOSE_S": "3600"}
         if mem.settings.neo4j_password:
-            env["NEO4J_PASSWORD"] = mem.settings.neo4j_password
+            env["NEO4J_PASSWORD"] = secret_text(mem.settings.neo4j_password)
         rows = []
         for workers in args.workers:
             base, server = start_serve(env, workers)

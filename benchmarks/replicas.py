@@ -41,6 +41,7 @@ from benchmarks._server import machine, memory
 from benchmarks.report import write_section
 from pegasus import Memory, Settings
 from pegasus.neo4j_local import free_port
+from pegasus.settings import secret_text
 from tests.serve.servers import StubUpstream, serving
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -306,7 +307,7 @@ def main() -> None:
     with memory() as mem, tempfile.TemporaryDirectory() as folder:
         env = {**os.environ, "NEO4J_URI": mem.settings.neo4j_uri}
         if mem.settings.neo4j_password:
-            env["NEO4J_PASSWORD"] = mem.settings.neo4j_password
+            env["NEO4J_PASSWORD"] = secret_text(mem.settings.neo4j_password)
         figures = run(env, Path(folder), args.users, args.conversations, args.turns,
                       args.replicas)
     lines = ["| figure | value |", "|---|---|"]

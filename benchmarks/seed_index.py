@@ -36,6 +36,7 @@ from benchmarks.report import write_section
 from benchmarks.scale import Loader
 from pegasus import Memory, Settings
 from pegasus.centring import reference_vocabulary
+from pegasus.settings import secret_text
 from pegasus.synthetic import FIRST, LABELS, STABILITIES, message
 from pegasus.text import content_words
 
@@ -251,7 +252,7 @@ def first(args: argparse.Namespace) -> None:
         loader.grow_to(args.edges)
         env = {**os.environ, "NEO4J_URI": mem.settings.neo4j_uri or "",
                "NEO4J_USER": mem.settings.neo4j_user,
-               "NEO4J_PASSWORD": mem.settings.neo4j_password or ""}
+               "NEO4J_PASSWORD": secret_text(mem.settings.neo4j_password) or ""}
         if not mem.settings.neo4j_password:
             env.pop("NEO4J_PASSWORD")
         firsts, others = [], []

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from pydantic import SecretStr
 
 from pegasus.errors import ConfigError, PegasusError
 from pegasus.settings import Settings
@@ -129,7 +130,7 @@ def neo4j_status() -> None:
         typer.echo("not running")
         raise typer.Exit(1)
     store = Store(settings.model_copy(update={"neo4j_uri": state.bolt_uri,
-                                              "neo4j_password": state.password}))
+                                              "neo4j_password": SecretStr(state.password)}))
     try:
         info = store.server_info()
     finally:

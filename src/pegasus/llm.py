@@ -8,7 +8,7 @@ from importlib import resources
 from langchain_core.language_models import BaseChatModel
 
 from pegasus.errors import ConfigError
-from pegasus.settings import Settings
+from pegasus.settings import Settings, secret_text
 
 
 def chat_model(settings: Settings) -> BaseChatModel:
@@ -26,7 +26,7 @@ def chat_model(settings: Settings) -> BaseChatModel:
 
     return ChatOpenAI(
         model=settings.llm_model, base_url=settings.llm_base_url,
-        api_key=settings.llm_api_key or "not-needed", timeout=settings.llm_timeout_s,
+        api_key=secret_text(settings.llm_api_key) or "not-needed", timeout=settings.llm_timeout_s,
         max_retries=0,  # tenacity retries the whole call (pegasus.extract.extractor)
     )
 

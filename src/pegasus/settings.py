@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import AliasChoices, Field, field_validator
+from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from pegasus.vocab import STABILITIES
@@ -14,6 +14,13 @@ from pegasus.vocab import STABILITIES
 def default_home() -> Path:
     """Where Pegasus keeps its venv, the Neo4j jars and the local server (PEGASUS_HOME)."""
     return Path.home() / ".cache" / "pegasus"
+
+
+def secret_text(value: SecretStr | str | None) -> str | None:
+    """The text of a secret setting, None when unset. Secrets are `SecretStr`, so no repr, log
+    or dump of the settings shows them; a plain string passes too, because
+    `model_copy(update=…)` does not validate what it is given."""
+    return value.get_secret_value() if isinstance(value, SecretStr) else value
 
 
 class Settings(BaseSettings):
@@ -35,7 +42,7 @@ class Settings(BaseSettings):
     neo4j_user: str = Field(
         default="neo4j", validation_alias=AliasChoices("PEGASUS_NEO4J_USER", "NEO4J_USER")
     )
-    neo4j_password: str | None = Field(
+    neo4j_password: SecretStr | None = Field(
         default=None,
         validation_alias=AliasChoices("PEGASUS_NEO4J_PASSWORD", "NEO4J_PASSWORD"),
     )
@@ -64,7 +71,7 @@ class Settings(BaseSettings):
     # used instead of ChatOpenAI (another provider, a local model, a scripted one in tests).
     llm_factory: str | None = None
     llm_base_url: str | None = None
-    llm_api_key: str | None = None
+    llm_api_key: SecretStr | None = None
     llm_timeout_s: float = 600.0
     llm_max_retries: int = 4
     extract_assistant_turns: bool = False
@@ -166,14 +173,14 @@ class Settings(BaseSettings):
 
     # --- serve: the HTTP API and the OpenAI-compatible proxy ---------------------------
     # API key → user id. PEGASUS_API_KEYS as a JSON object, and/or a JSON file of that shape.
-    api_keys: dict[str, str] = Field(default_factory=dict)
+    api_keys: dict[SecretStr, str] = Field(default_factory=dict)
     api_key_file: Path | None = None
     upstream_base_url: str | None = None  # e.g. https://api.openai.com/v1 or Ollama's /v1
-    upstream_api_key: str | None = None
+    upstream_api_key: SecretStr | None = None
     upstream_timeout_s: float = 300.0
     # The Anthropic Messages API's upstream (/v1/messages), e.g. https://api.anthropic.com
     anthropic_upstream_base_url: str | None = None
-    anthropic_upstream_api_key: str | None = None
+    anthropic_upstream_api_key: SecretStr | None = None
     idle_close_s: float = 1800.0  # a recorded conversation closes after this long unused
     idle_sweep_s: float = 60.0
     # A close that fails (the LLM away, a timeout) is tried again after close_retry_s, then

@@ -30,7 +30,7 @@ from tenacity import (
 
 from pegasus import cypher
 from pegasus.errors import ConfigError, MigrationError, Neo4jUnavailableError, PegasusError
-from pegasus.settings import Settings
+from pegasus.settings import Settings, secret_text
 
 T = TypeVar("T")
 
@@ -68,7 +68,7 @@ def resolve_connection(settings: Settings) -> tuple[str, tuple[str, str] | None]
     """URI and auth: the configured server, else the local one `pegasus neo4j start` runs."""
     if settings.neo4j_uri:
         auth = (
-            (settings.neo4j_user, settings.neo4j_password)
+            (settings.neo4j_user, secret_text(settings.neo4j_password))
             if settings.neo4j_password is not None
             else None
         )

@@ -26,6 +26,7 @@ from pegasus import Memory
 from pegasus.clock import parse_instant
 from pegasus.demo import samples
 from pegasus.neo4j_local import free_port
+from pegasus.settings import secret_text
 
 EXPLORE = Path(__file__).resolve().parents[2] / "cypher" / "explore"
 # The flags this machine's Chromium needs: no sandbox as root, no calls to the outside.
@@ -119,7 +120,7 @@ def test_browser_shows_the_demo_graph_with_the_pegasus_style(settings, neo4j_bro
             password = wait.until(expected_conditions.element_to_be_clickable(
                 (By.CSS_SELECTOR, "[data-testid='password']")))
             password.clear()
-            password.send_keys(settings.neo4j_password)
+            password.send_keys(secret_text(settings.neo4j_password))
             wait.until(expected_conditions.element_to_be_clickable(
                 (By.CSS_SELECTOR, "[data-testid='connect']"))).click()
             with contextlib.suppress(TimeoutException):

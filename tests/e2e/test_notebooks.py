@@ -9,6 +9,8 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
+from pegasus.settings import secret_text
+
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 
 
@@ -17,7 +19,7 @@ def execute(name: str, monkeypatch, settings, figures: Path) -> dict:
     monkeypatch.setenv("NEO4J_URI", settings.neo4j_uri)
     monkeypatch.setenv("NEO4J_USER", settings.neo4j_user)
     if settings.neo4j_password:
-        monkeypatch.setenv("NEO4J_PASSWORD", settings.neo4j_password)
+        monkeypatch.setenv("NEO4J_PASSWORD", secret_text(settings.neo4j_password))
     monkeypatch.setenv("PEGASUS_FIGURES", str(figures))
     monkeypatch.setenv("MPLBACKEND", "Agg")
     notebook = nbformat.read(NOTEBOOKS / name, as_version=4)

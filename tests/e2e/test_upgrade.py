@@ -21,7 +21,7 @@ from pegasus import Memory, cypher
 from pegasus.embed import unpack_vector
 from pegasus.errors import MigrationError
 from pegasus.neo4j_local import LocalNeo4j, free_ports
-from pegasus.settings import Settings
+from pegasus.settings import Settings, secret_text
 from pegasus.store import Store
 from tests.helpers import rel
 
@@ -64,7 +64,7 @@ def _write_as_5_26(settings: Settings, user: str) -> None:
         mem.commit(user, "c2", AGAIN, at=T0)
         keys = mem.store.query("read/partition_keys", user_id=user)
     with GraphDatabase.driver(settings.neo4j_uri,
-                              auth=(settings.neo4j_user, settings.neo4j_password)) as driver:
+                              auth=(settings.neo4j_user, secret_text(settings.neo4j_password))) as driver:
         raw = [{"id": k["id"], "embedding": unpack_vector(k["packed"]).tolist()} for k in keys]
         driver.execute_query(
             "UNWIND $rows AS row MATCH (k:Key {user_id: $u, id: row.id}) "

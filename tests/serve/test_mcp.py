@@ -11,6 +11,7 @@ from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 
 from pegasus import Memory
+from pegasus.settings import secret_text
 from tests.helpers import rel
 
 BATCH = {
@@ -24,7 +25,8 @@ BATCH = {
 def server(settings, user: str) -> StdioServerParameters:
     env = {k: v for k, v in os.environ.items() if k.startswith(("PYTHON", "HF_", "PATH"))}
     env.update({"NEO4J_URI": settings.neo4j_uri, "NEO4J_USER": settings.neo4j_user,
-                "NEO4J_PASSWORD": settings.neo4j_password or "", "PEGASUS_HOME": str(settings.home),
+                "NEO4J_PASSWORD": secret_text(settings.neo4j_password) or "",
+                "PEGASUS_HOME": str(settings.home),
                 "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"})
     return StdioServerParameters(command=sys.executable, args=["-m", "pegasus", "mcp", "--user",
                                                                user], env=env)

@@ -39,6 +39,7 @@ from pegasus.errors import (
 from pegasus.lifecycle import next_daily_run
 from pegasus.memory import Memory
 from pegasus.models import (
+    MEMORY_STATES,
     CommitReport,
     Correction,
     DecayReport,
@@ -60,6 +61,7 @@ from pegasus.serve.http import ID, ID_PATTERN, Unauthorized, User, error, error_
 from pegasus.serve.metrics import Metrics, add_routes
 from pegasus.serve.proxy import router
 from pegasus.serve.responses import router as responses_router
+from pegasus.settings import secret_text
 
 log = logging.getLogger("pegasus.serve")
 
@@ -187,14 +189,14 @@ def create_app(memory: Memory, upstream: httpx.AsyncClient | None = None) -> Fas
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         client = upstream
         if client is None and settings.upstream_base_url:
-            headers = ({"Authorization": f"Bearer {settings.upstream_api_key}"}
+            headers = ({"Authorization": f"Bearer {secret_text(settings.upstream_api_key)}"}
                        if settings.upstream_api_key else {})
             client = httpx.AsyncClient(base_url=settings.upstream_base_url.rstrip("/") + "/",
                                        headers=headers, timeout=settings.upstream_timeout_s)
         app.state.upstream = client
         anthropic = None
         if settings.anthropic_upstream_base_url:
-            headers = ({"x-api-key": settings.anthropic_upstream_api_key}
+            headers = ({"x-api-key": secret_text(settings.anthropic_upstream_api_key)}
                        if settings.anthropic_upstream_api_key else {})
             anthropic = httpx.AsyncClient(
                 base_url=settings.anthropic_upstream_base_url.rstrip("/") + "/",
@@ -389,8 +391,7 @@ def _ownership_routes(app: FastAPI) -> None:
     async def list_memories(
         user: User, request: Request,
         about: Annotated[str | None, Query(min_length=1, max_length=200)] = None,
-        state: Annotated[str, Query(pattern="^(current|superseded|dormant|expired|retracted|all)$")
-                         ] = "current",
+        state: Annotated[str, Query(pattern=f"^({'|'.join(MEMORY_STATES)}|all)$")] = "current",
         limit: Annotated[int, Query(ge=1, le=1000)] = 100,
         offset: Annotated[int, Query(ge=0, le=10**9)] = 0,
     ) -> dict[str, Any]:

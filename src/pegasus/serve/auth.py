@@ -7,12 +7,12 @@ import json
 from pathlib import Path
 
 from pegasus.errors import ConfigError
-from pegasus.settings import Settings
+from pegasus.settings import Settings, secret_text
 
 
 def load_keys(settings: Settings) -> dict[str, str]:
     """API key → user id, from PEGASUS_API_KEYS and the key file (PEGASUS_API_KEY_FILE)."""
-    keys = dict(settings.api_keys)
+    keys = {secret_text(key): user for key, user in settings.api_keys.items()}
     if settings.api_key_file is not None:
         keys.update(_read_key_file(settings.api_key_file))
     for key, user in keys.items():
