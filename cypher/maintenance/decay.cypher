@@ -1,4 +1,5 @@
-// The daily pass (design §6): strength = S0·e^(−λt), t in days since touched_at, λ by stability.
+// The daily pass (design §6): strength = S0·e^(−λt) (fragments/strength), t in days since
+// touched_at, λ by stability.
 // Recomputed from S0 and touched_at, so running it twice, or daily versus once after a month,
 // gives the same strengths. Below $dormant_below an edge is dormant; past expires_at it is
 // expired. Nothing is deleted. Batched so millions of edges never share one transaction.
@@ -7,10 +8,7 @@ MATCH (a:Entity)-[r]->(:Entity)
 WHERE ($user_id IS NULL OR a.user_id = $user_id)
   AND r.strength_at_touch IS NOT NULL AND r.touched_at IS NOT NULL
 CALL (r) {
-  WITH r, duration.inSeconds(r.touched_at, $now) AS elapsed
-  WITH r, CASE WHEN elapsed.seconds < 0 THEN 0.0
-               ELSE (elapsed.seconds + elapsed.nanosecondsOfSecond / 1.0e9) / 86400.0 END AS days
-  WITH r, r.strength_at_touch * exp(-$lambdas[r.stability] * days) AS strength
+  WITH r, @strength(r) AS strength
   SET r.strength = strength,
       r.dormant = strength < $dormant_below,
       r.expired = r.expires_at IS NOT NULL AND r.expires_at <= $now

@@ -1,4 +1,4 @@
-// Reinforcement (design §6): S_now = S0·e^(−λt), S_new = min(S_now + bump, max);
+// Reinforcement (design §6): S_now = S0·e^(−λt) (fragments/strength), S_new = min(S_now + bump, max);
 // S0 := S_new, touched_at := now, dormant := false. Used on re-observation and at close.
 // Each edge counts its reinforcements and keeps the dates of the last 20 (its history, §10).
 // Rows name both ends ({source_id, target_id, edge_id}): the edge is found between them from
@@ -18,10 +18,7 @@ CALL (s, row) {
   WHERE r.id = row.edge_id AND r.user_id = $user_id
   RETURN r
 }
-WITH r, duration.inSeconds(r.touched_at, $now) AS elapsed
-WITH r, CASE WHEN elapsed.seconds < 0 THEN 0.0
-             ELSE (elapsed.seconds + elapsed.nanosecondsOfSecond / 1.0e9) / 86400.0 END AS days
-WITH r, r.strength_at_touch * exp(-$lambdas[r.stability] * days) AS s_now
+WITH r, @strength(r) AS s_now
 WITH r, CASE WHEN s_now + $bump > $max_strength THEN $max_strength ELSE s_now + $bump END AS s_new
 SET r.strength_at_touch = s_new, r.strength = s_new, r.touched_at = $now, r.dormant = false,
     r.reinforcements = coalesce(r.reinforcements, 0) + 1,

@@ -113,6 +113,22 @@ def test_what_current_means_is_written_once():
                      "recall_candidates"]
 
 
+def test_the_decay_formula_is_written_once():
+    """S0·e^(−λt) lives in cypher/fragments/strength.cypher (issue 40): no query and no Python
+    module spells `exp(` itself, and the daily pass, the reinforcement and a memory's history
+    all say @strength."""
+    root = Path(__file__).resolve().parents[2]
+    queries = [*_query_files(), *(root / "cypher" / "ownership").glob("*.cypher"),
+               *(root / "cypher" / "transfer").glob("*.cypher")]
+    spelled = [p.name for p in queries if "exp(" in p.read_text()]
+    spelled += [p.name for p in (root / "src" / "pegasus").rglob("*.py")
+                if "math.exp(" in p.read_text()]
+    assert spelled == []
+    users = sorted(p.stem for p in queries if "@strength(" in p.read_text())
+    assert users == ["decay", "memory", "reinforce"]
+    assert "exp(" in (root / "cypher" / "fragments" / "strength.cypher").read_text()
+
+
 def test_a_fragment_edit_reaches_every_query_that_uses_it(tmp_path, monkeypatch):
     import shutil
 

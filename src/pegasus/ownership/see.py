@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 from datetime import datetime
 from typing import Any
 
@@ -65,16 +64,6 @@ def sightings_of(props: dict[str, Any], said_in: str | None, said_at: Any) -> li
     return logged
 
 
-def decayed(props: dict[str, Any], settings: Settings, now: datetime) -> float | None:
-    """The strength at `now`: S0·e^(−λt), t in days since it was last touched (design §6)."""
-    s0, touched = props.get("strength_at_touch"), props.get("touched_at")
-    if s0 is None or touched is None:
-        return props.get("strength")
-    touched = native(touched)
-    days = max((now - touched).total_seconds(), 0.0) / 86400.0
-    return s0 * math.exp(-settings.decay_lambdas.get(props.get("stability"), 0.0) * days)
-
-
 def history(tx: ManagedTransaction, settings: Settings, user_id: str, edge_id: str,
             now: datetime) -> MemoryHistory:
     """One memory with every sighting, its reinforcements, its strength now, its successor."""
@@ -82,11 +71,12 @@ def history(tx: ManagedTransaction, settings: Settings, user_id: str, edge_id: s
     [edge] = [MemoryEdge(**r) for r in run(
         tx, "ownership/memories", user_id=user_id, entity_ids=None, rows=where,
         states=list(MEMORY_STATES), now=now, skip=0, limit=1)]
-    row = run(tx, "ownership/memory", user_id=user_id, rows=where)[0]
+    row = run(tx, "ownership/memory", user_id=user_id, rows=where, now=now,
+              lambdas=settings.decay_lambdas)[0]
     props = row["props"]
     return MemoryHistory(
         memory=edge, sightings=sightings_of(props, row["said_in"], row["said_at"]),
         said_at=_iso(row["said_at"]), reinforcements=props.get("reinforcements") or 0,
         reinforced_at=[_iso(t) for t in props.get("reinforced_at") or []],
-        strength_now=decayed(props, settings, now), superseded_by=props.get("superseded_by"),
+        strength_now=row["strength_now"], superseded_by=props.get("superseded_by"),
         superseded_by_line=row["superseded_by_line"])
