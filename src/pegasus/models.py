@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from datetime import datetime
+from enum import StrEnum
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
@@ -315,8 +316,18 @@ class DecayReport(BaseModel):
 # --- what the facade's inspection methods return (the HTTP API and MCP reuse them) -------
 
 
-MemoryState = Literal["current", "superseded", "dormant", "expired", "retracted"]
-MEMORY_STATES: tuple[str, ...] = ("current", "superseded", "dormant", "expired", "retracted")
+class MemoryState(StrEnum):
+    """A memory's state (design §10), as `cypher/ownership/memories.cypher` names it: the one
+    list of states (the listing's filter, the HTTP query's pattern, the CLI's help)."""
+
+    CURRENT = "current"
+    SUPERSEDED = "superseded"
+    DORMANT = "dormant"
+    EXPIRED = "expired"
+    RETRACTED = "retracted"
+
+
+MEMORY_STATES: tuple[str, ...] = tuple(MemoryState)
 
 
 class MemoryEdge(BaseModel):
@@ -328,7 +339,7 @@ class MemoryEdge(BaseModel):
     relation: str
     target_id: str
     target: str
-    state: MemoryState = "current"
+    state: MemoryState = MemoryState.CURRENT
     strength: float | None = None
     strength_at_touch: float | None = None
     confidence: float | None = None
