@@ -161,7 +161,7 @@ class Memory:
             reviewed = self.store.read(lambda tx: commit_in_tx(tx, job))
             if reviewed.skipped:
                 return reviewed
-            job.phase, job.advance = "write", None
+            job.phase, job.advance, job.applied = "write", None, None
             try:
                 report = self.store.write(lambda tx: commit_in_tx(tx, job))
             except ReviewNeeded as exc:
@@ -171,7 +171,7 @@ class Memory:
                 continue
             if job.advance is not None:  # written: the kept partition moves with it
                 self.snapshots.advance(job.advance)
-            if job.applied is not None and not report.skipped:
+            if job.applied is not None:
                 applied = job.applied
                 report.forgotten, report.retracted = applied.forgotten, applied.retracted
                 report.notes += applied.notes
