@@ -1,10 +1,11 @@
 """Retrieval quality on a LoCoMo conversation: does recall show the turn that answers a question?
 
-    python -m benchmarks.recall_quality --data DIR [--no-write] [--no-peers] [--misses]
+    python -m benchmarks.recall_quality --data DIR [DIR ...] [--no-write] [--no-peers] [--misses]
 
 The data is a LoCoMo conversation kept outside this repository (its licence is
-non-commercial), in the layout qa.json, sessions/*.json, batches/: `--data DIR`, or the folder
-PEGASUS_LOCOMO_DIR names.
+non-commercial), in the layout qa.json, sessions/*.json, batches/: `--data DIR [DIR ...]`, or
+the folders PEGASUS_LOCOMO_DIR names (separated by ':'). Each conversation is measured on its own
+server and written to its own section of docs/benchmarks.md.
 Each speaker's extraction batches are committed as that speaker's own user, in session order,
 with the session's time as the clock, a decay pass of that user before each session, and the
 transcript passed so snippets are checked. A day after the last session every question of
@@ -275,32 +276,16 @@ def table(outcomes: list[Outcome], timer: Timer | None = None) -> list[str]:
     return rows
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path,
-                        default=Path(os.environ["PEGASUS_LOCOMO_DIR"])
-                        if os.environ.get("PEGASUS_LOCOMO_DIR") else None,
-                        help="the LoCoMo conversation's folder (default: $PEGASUS_LOCOMO_DIR)")
-    parser.add_argument("--no-write", action="store_true", help="print, don't update docs/")
-    parser.add_argument("--no-peers", action="store_true",
-                        help="Pegasus and the baselines only (no Graphiti, no mem0)")
-    parser.add_argument("--misses", action="store_true", help="list the questions missed")
-    args = parser.parse_args()
-    if args.data is None:
-        parser.error("no LoCoMo conversation: pass --data DIR or set PEGASUS_LOCOMO_DIR "
-                     "(the set is not part of this repository, CC BY-NC 4.0)")
-    conv = load_conversation(args.data)
-    if not args.no_peers:
-        from benchmarks.peers import check_installed
-
-        check_installed()
+def run(conv: Conversation, with_peers: bool) -> tuple[list[Outcome], list[str]]:
+    """One conversation on its own throwaway server (Lucene's BM25 statistics are the whole
+    index's, so another conversation beside it would change the ranking): outcomes and lines."""
     timer = Timer()
     with memory() as mem, contextlib.ExitStack() as stack:
         began = time.monotonic()
         counts = commit_all(mem, conv)
         load_s = time.monotonic() - began
         peers = {}
-        if not args.no_peers:
+        if with_peers:
             from benchmarks.peers import peers as load_peers
             from pegasus.embed import model_path
 
@@ -324,16 +309,42 @@ def main() -> None:
         f"Load {load_s:.0f} s; {len(outcomes)} questions against every system in "
         f"{recall_s:.1f} s.",
     ]
-    print("\n".join(lines))
-    if args.misses:
-        for q, o in zip(conv.questions, outcomes, strict=True):
-            if not o.hits["Pegasus"]:
-                others = ", ".join(name for name, hit in o.hits.items() if hit) or "none"
-                print(f"MISS [{o.category}] {q['question']} -> {o.missing} (found by: {others})")
-    if not args.no_write:
-        write_section("Recall quality (LoCoMo dev set)",
-                      "python -m benchmarks.recall_quality --data DIR", machine(), lines)
+    return outcomes, lines
 
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, nargs="+",
+                        default=[Path(d) for d in os.environ.get("PEGASUS_LOCOMO_DIR", "").split(
+                            os.pathsep) if d],
+                        help="the LoCoMo conversations' folders, each measured on its own "
+                             "(default: $PEGASUS_LOCOMO_DIR, folders separated by ':')")
+    parser.add_argument("--no-write", action="store_true", help="print, don't update docs/")
+    parser.add_argument("--no-peers", action="store_true",
+                        help="Pegasus and the baselines only (no Graphiti, no mem0)")
+    parser.add_argument("--misses", action="store_true", help="list the questions missed")
+    args = parser.parse_args()
+    if not args.data:
+        parser.error("no LoCoMo conversation: pass --data DIR [DIR ...] or set "
+                     "PEGASUS_LOCOMO_DIR (the set is not part of this repository, CC BY-NC 4.0)")
+    convs = [load_conversation(d) for d in args.data]
+    if not args.no_peers:
+        from benchmarks.peers import check_installed
+
+        check_installed()
+    for conv in convs:
+        outcomes, lines = run(conv, not args.no_peers)
+        print(f"== {conv.name}\n" + "\n".join(lines))
+        if args.misses:
+            for q, o in zip(conv.questions, outcomes, strict=True):
+                if not o.hits["Pegasus"]:
+                    others = ", ".join(name for name, hit in o.hits.items() if hit) or "none"
+                    print(f"MISS [{o.category}] {q['question']} -> {o.missing} "
+                          f"(found by: {others})")
+        if not args.no_write:
+            write_section(f"Recall quality (LoCoMo dev set, {conv.name})",
+                          "python -m benchmarks.recall_quality --data DIR [DIR ...]", machine(),
+                          lines)
 
 if __name__ == "__main__":
     main()
