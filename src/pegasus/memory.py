@@ -112,7 +112,15 @@ class Memory:
         self.close()
 
     def close(self) -> None:
+        if "recall_engine" in self.__dict__:
+            self.recall_engine.read_log.close()
         self.store.close()
+
+    def settle_reads(self) -> None:
+        """Wait until every read log this process queued is written (design §7.10): what
+        reads or changes a conversation's log (a close, forgetting, an export) calls it first."""
+        if "recall_engine" in self.__dict__:
+            self.recall_engine.read_log.flush()
 
     def migrate(self) -> list[str]:
         """Apply pending schema migrations; the file names applied. Then the words of earlier
@@ -212,6 +220,7 @@ class Memory:
         _check_id("user_id", user_id)
         _check_id("conversation_id", conversation_id)
         now = aware(at)
+        self.settle_reads()
         return self.store.write(
             lambda tx: close_in_tx(tx, self.settings, user_id, conversation_id, now))
 
@@ -441,6 +450,7 @@ class Memory:
 
         _check_id("user_id", user_id)
         now = aware(at)
+        self.settle_reads()
         return self.store.write(lambda tx: forget_memory(tx, user_id, memory_id, now))
 
     def forget_entity(self, user_id: str, entity: str, at: datetime | None = None
@@ -450,6 +460,7 @@ class Memory:
 
         _check_id("user_id", user_id)
         now = aware(at)
+        self.settle_reads()
         report, forms = self.store.write(lambda tx: forget_entity(tx, user_id, entity, now))
         report.staging_files = forget_staged(self.settings.home, user_id, None, forms)
         return report
@@ -462,6 +473,7 @@ class Memory:
         _check_id("user_id", user_id)
         _check_id("conversation_id", conversation_id)
         now = aware(at)
+        self.settle_reads()
         report = self.store.write(lambda tx: forget_conversation(
             tx, self.embedder, user_id, conversation_id, now))
         report.staging_files = forget_staged(self.settings.home, user_id, conversation_id)
@@ -472,6 +484,7 @@ class Memory:
         from pegasus.ownership.forget import forget_everything
 
         _check_id("user_id", user_id)
+        self.settle_reads()
         report = forget_everything(self.store, self.settings, user_id, aware(at))
         self.snapshots.forget(user_id)
         self.recall_engine.forget_user(user_id)
@@ -485,6 +498,7 @@ class Memory:
         from pegasus.transfer.export import export_lines
 
         _check_id("user_id", user_id)
+        self.settle_reads()
         return export_lines(self.store, user_id, aware(at), with_turns)
 
     def import_memory(self, user_id: str, path: str | Path, replace: bool = False,
@@ -495,6 +509,7 @@ class Memory:
         from pegasus.transfer.importer import import_file
 
         _check_id("user_id", user_id)
+        self.settle_reads()
         report = import_file(self, user_id, Path(path), aware(at), replace)
         self.snapshots.forget(user_id)
         return report

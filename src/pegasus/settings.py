@@ -137,6 +137,9 @@ class Settings(BaseSettings):
     budget_forward: int = 6
     budget_reverse: int = 2
     read_reinforce: Literal["shown", "crossed"] = "shown"
+    # The read log is written by a background thread, off the request path (design §7.10);
+    # False writes it before recall returns.
+    read_log_background: bool = True
     # Relevance ranking and the word budget (design §7.6-7.8).
     budget_words: int = 300  # the whole injected block, per user, never exceeds this
     expand_threshold: float = 0.30  # reached nodes at least this hot offer their edges

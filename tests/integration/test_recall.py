@@ -4,6 +4,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from pegasus import Memory
+from pegasus.errors import Neo4jUnavailableError
 from tests.helpers import edges, rel, snapshot
 
 T0 = datetime(2026, 4, 1, 9, 0, tzinfo=UTC)
@@ -129,6 +130,7 @@ def test_recall_writes_nothing_but_the_read_log(mem, raw_driver, user_id):
     mem.recall(user_id, "my manager Sarah", at=T0)
     assert snapshot(raw_driver) == before
     mem.recall(user_id, "my manager Sarah", conversation_id="c2", at=T0)
+    mem.settle_reads()  # the log is written off the request path
     after = snapshot(raw_driver)
     added = set(after[0]) - set(before[0])
     assert set(before[0]) <= set(after[0]) and after[1] == before[1]
@@ -146,6 +148,7 @@ def test_recall_writes_nothing_but_the_read_log(mem, raw_driver, user_id):
 def test_a_read_log_entry_without_its_target_still_reinforces_its_edge(mem, raw_driver, user_id):
     """Read logs written before targets were logged name the source and the edge only."""
     recall = mem.recall(user_id, "my manager Sarah", conversation_id="c2", at=T0)
+    mem.settle_reads()
     raw_driver.execute_query(
         "MATCH (c:Conversation {user_id: $u, id: 'c2'}) "
         "SET c.read_log = [e IN c.read_log | split(e, '/')[0] + '/' + split(e, '/')[1]]",
@@ -277,3 +280,25 @@ def test_rank_fusion_setting_reaches_the_ranking(settings, user_id):
               for ranks in [(a, b, c) for a in (1, 2, 3, 1e9) for b in (1, 2, 3, 1e9)
                             for c in (1, 2, 3, 1e9)]}
     assert round(top, 6) in shares
+
+
+def test_a_read_log_write_that_fails_is_tried_again_and_keeps_the_order(
+        mem, raw_driver, user_id, monkeypatch):
+    """The log is written off the request path, at least once and in order (design §7.10)."""
+    mem.recall_engine.read_log.retry_s = 0.05
+    real, failures = mem.store.write, iter([True, True])
+
+    def flaky(fn):
+        if next(failures, False):
+            raise Neo4jUnavailableError("Neo4j went away for a moment")
+        return real(fn)
+
+    monkeypatch.setattr(mem.store, "write", flaky)
+    first = mem.recall(user_id, "my manager Sarah", conversation_id="c3", at=T0)
+    second = mem.recall(user_id, "Sarah again, the deadline", conversation_id="c3", at=T0)
+    mem.settle_reads()
+    log = raw_driver.execute_query(
+        "MATCH (c:Conversation {user_id: $u, id: 'c3'}) RETURN c.read_log AS log", u=user_id
+    ).records[0]["log"]
+    assert first.edge_ids and second.edge_ids
+    assert [entry.split("/")[1] for entry in log] == first.edge_ids + second.edge_ids

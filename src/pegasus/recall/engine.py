@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -16,11 +18,15 @@ from pegasus.models import FiredNode, Recall
 from pegasus.recall.budget import Reached, co_episode_bonus, fire
 from pegasus.recall.history import asks_about_past
 from pegasus.recall.rank import Candidate, Weights, choose, graph_scores, score
+from pegasus.recall.read_log import Read, ReadLogWriter, write_reads
 from pegasus.recall.seeds import KeySet, Seeds, select_seeds, strongest
 from pegasus.settings import Settings
 from pegasus.snippets import keyword_query
 from pegasus.store import Store, run
 from pegasus.text import content_words
+
+# Runs one named read query: `Store.query` (its own transaction) or a recall's transaction.
+Query = Callable[..., list[dict[str, Any]]]
 
 
 def instant(epoch_seconds: int | None) -> datetime | None:
@@ -84,6 +90,7 @@ class RecallEngine:
         # Per user, the search depth the last recall's words needed (design §7.3, "Starting
         # depth"): a big partition starts deep instead of paying a shallow round first.
         self._depth_needed: dict[str, int] = {}
+        self.read_log = ReadLogWriter(store)
 
     def forget_user(self, user_id: str) -> None:
         """Drop what this engine remembers of a user (their memory was erased)."""
@@ -91,9 +98,9 @@ class RecallEngine:
 
     # --- keys ----------------------------------------------------------------------------
 
-    def partition(self, user_id: str) -> Partition:
+    def partition(self, user_id: str, query: Query | None = None) -> Partition:
         """Whether the user has keys, and their self node, read once per recall."""
-        rows = self.store.query("read/partition_state", user_id=user_id)
+        rows = (query or self.store.query)("read/partition_state", user_id=user_id)
         if not rows:
             return Partition(0, None, set())
         row = rows[0]
@@ -102,8 +109,8 @@ class RecallEngine:
             row["key_count"] or 0, row["self_id"],
             {w for name in names for w in content_words(name)})
 
-    def search_keys(self, user_id: str, centred: np.ndarray, threshold: float
-                    ) -> tuple[KeySet, np.ndarray]:
+    def search_keys(self, user_id: str, centred: np.ndarray, threshold: float,
+                    query: Query | None = None) -> tuple[KeySet, np.ndarray]:
         """Each word's nearest keys of this user from the key_centred index, deep enough that
         no key scoring above `threshold` is left out (design §7.3, "Seeds from the index").
 
@@ -115,6 +122,7 @@ class RecallEngine:
         −1 where a key was not returned for a word: such a key scores below the threshold and
         below that word's top two, so select_seeds decides as on the full matrix."""
         first, cap = self.settings.seed_candidates, self.settings.seeds_per_word
+        query = query or self.store.query
 
         def complete(got: list[dict[str, Any]], asked: int) -> bool:
             entities = sum(r["score"] > threshold and r["kind"] == "entity" for r in got)
@@ -126,7 +134,7 @@ class RecallEngine:
         found: dict[int, list[dict[str, Any]]] = {}
         needed = first
         while pending:
-            rows = self.store.query(
+            rows = query(
                 "read/seed_keys", user_id=user_id, n=depth,
                 words=[{"word": i, "vector": centred[i].tolist()} for i in pending])
             by_word: dict[int, list[dict[str, Any]]] = {i: [] for i in pending}
@@ -179,12 +187,12 @@ class RecallEngine:
 
     def seeds(self, user_id: str, words: list[str], seed_threshold: float,
               partition: Partition | None = None, vectors: np.ndarray | None = None,
-              exact: bool = False) -> Seeds:
+              exact: bool = False, query: Query | None = None) -> Seeds:
         """Graded seeds of the words (design §7.2-7.4); the self node is never one.
 
         `exact=True` scores every key of the user in Python instead of asking the index: the
         oracle for tests and benchmarks."""
-        partition = partition or self.partition(user_id)
+        partition = partition or self.partition(user_id, query)
         if not words or not partition.key_count:
             return Seeds({}, {}, [])
         vectors = self.embedder.embed(words) if vectors is None else vectors
@@ -193,7 +201,8 @@ class RecallEngine:
             keys = self.exact_keys(user_id)
             scores = centre(vectors, mean) @ centre(keys.vectors, mean).T
         else:
-            keys, scores = self.search_keys(user_id, centre(vectors, mean), seed_threshold)
+            keys, scores = self.search_keys(user_id, centre(vectors, mean), seed_threshold,
+                                            query)
         if not keys.ids:
             return Seeds({}, {}, [])
         seeds = select_seeds(words, scores, keys, seed_threshold, self.settings.margin_top,
@@ -203,9 +212,9 @@ class RecallEngine:
 
     # --- the walk ------------------------------------------------------------------------
 
-    def activate(self, user_id: str, seeds: Seeds, now: datetime, self_id: str | None
-                 ) -> tuple[list[Reached], list[str]]:
-        rows = self.store.query(
+    def activate(self, user_id: str, seeds: Seeds, now: datetime, self_id: str | None,
+                 query: Query | None = None) -> tuple[list[Reached], list[str]]:
+        rows = (query or self.store.query)(
             "read/activation", user_id=user_id, now=now, spread=self.settings.spread_factor,
             fanout=self.settings.fanout, hub_edges=self.settings.hub_edges,
             hop2_sources=self.settings.hop2_sources,
@@ -225,16 +234,17 @@ class RecallEngine:
         return reached, list(dict.fromkeys(e for edges in rows[0]["crossed"] for e in edges))
 
     def candidates(self, user_id: str, message: np.ndarray, words: list[str],
-                   expand: list[str], history: bool, now: datetime) -> list[Candidate]:
+                   expand: list[str], history: bool, now: datetime,
+                   query: Query | None = None) -> list[Candidate]:
         """Edges of the reached nodes and edges whose snippets match the words, with the
         keyword score from the full-text index and the meaning score against the message."""
         s = self.settings
-        query = keyword_query(user_id, words)
-        if not expand and query is None:
+        text = keyword_query(user_id, words)
+        if not expand and text is None:
             return []
-        rows = self.store.query("read/recall_candidates", user_id=user_id, node_ids=expand,
-                                query=query, text_limit=s.keyword_candidates, history=history,
-                                faded=s.recall_faded, now=now)
+        rows = (query or self.store.query)(
+            "read/recall_candidates", user_id=user_id, node_ids=expand, query=text,
+            text_limit=s.keyword_candidates, history=history, faded=s.recall_faded, now=now)
         out = []
         for r in rows:
             dense = (float(unpack_vector(r["packed"]) @ message) if r["packed"] is not None
@@ -259,10 +269,16 @@ class RecallEngine:
 
     def explain(self, user_id: str, text: str, now: datetime,
                 params: RecallParams | None = None) -> Explained:
-        """The whole recall without the read log."""
+        """The whole recall without the read log, its reads in one read transaction (one
+        begin and commit instead of one per query; design §7, "Round trips")."""
+        return self.store.read(lambda tx: self._explain(partial(run, tx), user_id, text, now,
+                                                        params))
+
+    def _explain(self, query: Query, user_id: str, text: str, now: datetime,
+                 params: RecallParams | None) -> Explained:
         s = self.settings
         params = params or RecallParams.for_recall(s)
-        partition = self.partition(user_id)
+        partition = self.partition(user_id, query)
         self_id = partition.self_id
         # The user's own name resolves to the self node, which never competes for the budget:
         # it would otherwise seed every entity named after the user (design §7.1).
@@ -271,9 +287,10 @@ class RecallEngine:
         if not partition.key_count:
             return Explained(words, Seeds({}, {}, []), [], [], [], Recall())
         vectors = self.embedder.embed(words)
-        seeds = self.seeds(user_id, words, params.seed_threshold, partition, vectors)
+        seeds = self.seeds(user_id, words, params.seed_threshold, partition, vectors,
+                           query=query)
         reached, crossed = ([], []) if seeds.empty else self.activate(user_id, seeds, now,
-                                                                      self_id)
+                                                                      self_id, query)
         co_episode_bonus(reached, s.co_episode_threshold, s.co_episode_bonus)
         others = [n for n in reached if n.id != self_id]
         fired = fire(others, params.fire_threshold, params.total, params.forward_slots,
@@ -281,8 +298,7 @@ class RecallEngine:
         expand = [n.id for n in sorted(others, key=lambda n: -n.score)
                   if n.score >= params.expand_threshold][:s.expand_nodes]
         found = self.candidates(user_id, self.message_vector(text, vectors), words, expand,
-                                asks_about_past(text, now),
-                                now)
+                                asks_about_past(text, now), now, query)
         graph_scores(found, {n.id: n.score for n in reached}, self_id, seeds.labels)
         ranked = score(found, Weights(s.rank_keywords, s.rank_meaning, s.rank_graph,
                                       s.rank_fusion, s.rrf_k))
@@ -305,15 +321,18 @@ class RecallEngine:
 
     def log_read(self, user_id: str, conversation_id: str, explained: Explained,
                  now: datetime) -> None:
-        """Log the edges this read used on the conversation (shown, or every edge crossed)."""
+        """Log the edges this read used on the conversation (shown, or every edge crossed):
+        queued for the background writer, or written at once (`read_log_background`)."""
         if self.settings.read_reinforce == "shown":
             entries = [read_log_entry(e["source_id"], e["id"], e["target_id"])
                        for e in explained.shown]
         else:
             entries = self._crossed_entries(user_id, explained.crossed)
-        self.store.write(lambda tx: run(tx, "write/read_log", user_id=user_id,
-                                        conversation_id=conversation_id, entries=entries,
-                                        now=now))
+        read = Read(user_id, conversation_id, entries, now)
+        if self.settings.read_log_background:
+            self.read_log.append(read)
+        else:
+            self.store.write(lambda tx: write_reads(tx, [read]))
 
     def _crossed_entries(self, user_id: str, edge_ids: list[str]) -> list[str]:
         if not edge_ids:
