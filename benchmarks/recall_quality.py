@@ -27,6 +27,7 @@ import argparse
 import contextlib
 import json
 import os
+import re
 import statistics
 import sys
 import time
@@ -93,6 +94,8 @@ def load_conversation(root: Path) -> Conversation:
              for i, s in enumerate(sessions) for t in s["turns"]]
     questions = [q for q in json.loads((root / "qa.json").read_text())["qa"]
                  if q.get("category") in CATEGORIES]
+    for q in questions:  # LoCoMo sometimes lists several turns in one string: "D9:1 D4:4"
+        q["evidence"] = [d for e in q["evidence"] for d in re.split(r"[\s;,]+", e) if d]
     speakers = [sessions[0]["speaker_a"], sessions[0]["speaker_b"]]
     return Conversation(root.name, speakers, sessions, turns, questions, root / "batches")
 
