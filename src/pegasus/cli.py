@@ -118,6 +118,30 @@ def neo4j_stop() -> None:
     typer.echo("stopped" if stopped else "not running")
 
 
+@neo4j_app.command("compact")
+def neo4j_compact(
+    yes: Annotated[bool, typer.Option("--yes", help="Do it (the server is offline meanwhile).")]
+    = False,
+) -> None:
+    """Rebuild the local server's store so that erased words leave its disk (docs/privacy.md)."""
+    from pegasus.compact import compact
+    from pegasus.neo4j_local import LocalNeo4j
+
+    if not yes:
+        fail(PegasusError("compaction takes the local server offline while it copies every "
+                          "memory into a fresh store; run again with --yes"))
+    server = LocalNeo4j.managed(load_settings())
+    if server.state() is None:
+        fail(PegasusError("the local server is not running: start it with `pegasus neo4j start`"))
+    try:
+        report = compact(server, say=typer.echo)
+    except PegasusError as exc:
+        fail(exc)
+    typer.echo(f"compacted: {report.nodes:,} nodes, {report.relationships:,} relationships, "
+               f"{report.users:,} users checked, in {report.seconds:.1f}s; data folder "
+               f"{report.bytes_before / 1e6:.1f} MB -> {report.bytes_after / 1e6:.1f} MB")
+
+
 @neo4j_app.command("status")
 def neo4j_status() -> None:
     """Whether the local server runs, its version and addresses."""

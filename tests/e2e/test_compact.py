@@ -1,0 +1,116 @@
+"""`pegasus neo4j compact` (docs/privacy.md, "Making a deletion final"): after a forget, the raw
+files of the local server still hold the forgotten words (the relation label's token, the
+property name's token, strings, index files); after a compaction no file under its data folder
+holds them, and the user who stays has exactly the same memory (export and recall)."""
+
+from __future__ import annotations
+
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from neo4j import GraphDatabase
+
+from pegasus import Memory
+from pegasus.compact import SWAPPED_OUT, compact, finish_interrupted_swap
+from pegasus.neo4j_local import LocalNeo4j
+from pegasus.settings import Settings
+from pegasus.transfer.export import export_lines
+from tests.helpers import rel
+
+T1 = datetime(2026, 4, 1, 9, tzinfo=UTC)
+# Long enough that Neo4j keeps them as plain bytes (short strings get packed encodings).
+GONE_LABEL = "ZORBLAXIAN_QUUXWORTH_MENTORED"
+GONE_PROPERTY = "zorblaxianfavouritecolour"
+GONE_WORDS = "Zorblaxian Quuxworth taught me the zither in Vexmoor"
+MARKERS = [GONE_LABEL.encode(), GONE_PROPERTY.encode(), b"Zorblaxian Quuxworth"]
+
+
+def files_holding(root: Path, needles: list[bytes]) -> dict[str, list[str]]:
+    """Which files under `root` hold each needle (as bytes), by the needle."""
+    found: dict[str, list[str]] = {n.decode(): [] for n in needles}
+    for path in root.rglob("*"):
+        if not path.is_file():
+            continue
+        data = path.read_bytes()
+        for needle in needles:
+            if needle in data or needle.lower() in data:
+                found[needle.decode()].append(str(path.relative_to(root)))
+    return found
+
+
+def plant(mem: Memory) -> None:
+    mem.commit("stays", "c1", {
+        "entities": [{"name": "Acme", "kind": "ORG", "properties": {"floor": "third"}}],
+        "relations": [rel("User", "WORKS_AT", "Acme", "I work at Acme on the third floor"),
+                      rel("User", "LIKES", "Tea", "I like green tea")],
+        "conversation": {"summary": "work and tea", "tags": ["work"]}}, at=T1)
+    mem.commit("leaves", "c1", {
+        "entities": [{"name": "Zorblaxian Quuxworth", "kind": "PERSON",
+                      "properties": {GONE_PROPERTY: "ultramarine"}}],
+        "relations": [rel("Zorblaxian Quuxworth", GONE_LABEL, "User", GONE_WORDS)],
+        "conversation": {"summary": "music lessons", "tags": ["music"]}}, at=T1)
+
+
+@pytest.mark.neo4j
+@pytest.mark.timeout(1200)  # five server starts
+def test_compaction_leaves_no_forgotten_word_on_disk_and_keeps_every_other_memory(tmp_path):
+    settings = Settings()
+    server = LocalNeo4j.on_free_ports(settings, tmp_path / "server", auth=True)
+    state = server.start()
+    try:
+        mem = Memory(settings.model_copy(update={"neo4j_uri": state.bolt_uri,
+                                                 "neo4j_password": state.password,
+                                                 "home": tmp_path / "home"}))
+        with mem:
+            mem.migrate()
+            plant(mem)
+            stays_before = list(export_lines(mem.store, "stays", T1))
+            recall_before = mem.recall("stays", "where do I work and what do I drink", at=T1)
+            mem.forget_everything("leaves")
+        server.stop()  # a checkpoint: what is left on disk is what Neo4j keeps
+        before = files_holding(server.root / "data", MARKERS)
+        # The forgotten words are still on disk: tokens at least (Neo4j never deletes one).
+        assert before[GONE_LABEL], before
+        assert before[GONE_PROPERTY], before
+
+        server.start()
+        report = compact(server)
+        # The fresh store never held the words: running or stopped, its files do not either.
+        after = files_holding(server.root / "data", MARKERS)
+        assert after == {n.decode(): [] for n in MARKERS}
+        assert not (server.root / SWAPPED_OUT).exists()
+        assert report.users == 1 and report.relationships > 0
+
+        state = server.state()
+        assert state is not None and state.bolt_port == server.bolt_port  # on its own ports
+        mem = Memory(settings.model_copy(update={"neo4j_uri": state.bolt_uri,
+                                                 "neo4j_password": state.password,
+                                                 "home": tmp_path / "home"}))
+        with mem:
+            assert list(export_lines(mem.store, "stays", T1)) == stays_before
+            recall_after = mem.recall("stays", "where do I work and what do I drink", at=T1)
+            assert recall_after.render() == recall_before.render()
+            assert "Acme" in recall_after.render()
+            # The schema is the fresh store's own: migrations recorded once, indexes online.
+            with GraphDatabase.driver(state.bolt_uri, auth=("neo4j", state.password)) as d:
+                versions = [r["v"] for r in d.execute_query(
+                    "MATCH (m:PegasusMigration) RETURN m.version AS v ORDER BY v").records]
+            assert versions == sorted(set(versions)) and len(versions) >= 9
+    finally:
+        server.stop()
+
+
+def test_an_interrupted_swap_puts_the_right_data_folder_back(tmp_path):
+    # Killed after the old folder moved aside and before the fresh one moved in: the old one
+    # comes back; killed after both moves: the old one is removed.
+    (tmp_path / SWAPPED_OUT).mkdir()
+    (tmp_path / SWAPPED_OUT / "marker").write_text("old")
+    finish_interrupted_swap(tmp_path)
+    assert (tmp_path / "data" / "marker").read_text() == "old"
+    assert not (tmp_path / SWAPPED_OUT).exists()
+
+    (tmp_path / SWAPPED_OUT).mkdir()
+    finish_interrupted_swap(tmp_path)
+    assert sorted(os.listdir(tmp_path)) == ["data"]
