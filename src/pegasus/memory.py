@@ -94,7 +94,8 @@ class Memory:
     def embedder(self) -> Embedder:
         return self._embedder or Embedder(
             self.settings.embedding_model, self.settings.embedding_dimensions,
-            self.settings.embed_cache_texts)
+            self.settings.embed_cache_texts, self.settings.embedding_runtime,
+            self.settings.embed_batch_window_ms)
 
     @cached_property
     def recall_engine(self) -> RecallEngine:

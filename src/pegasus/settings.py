@@ -64,6 +64,11 @@ class Settings(BaseSettings):
     embedding_dimensions: int = 384
     # The embedder keeps the vectors of this many recently embedded texts (words repeat).
     embed_cache_texts: int = Field(default=20_000, ge=1)
+    # "onnx" (the default install) or "sentence-transformers" (the reference, the `reference`
+    # extra); both give the same vectors (tests/unit/test_encoder.py).
+    embedding_runtime: Literal["onnx", "sentence-transformers"] = "onnx"
+    # > 0: concurrent callers wait this long to share one model call (docs/decisions.md).
+    embed_batch_window_ms: float = Field(default=0.0, ge=0, le=50)
 
     # --- LLM (extraction and merge review) ----------------------------------------------
     llm_model: str | None = None

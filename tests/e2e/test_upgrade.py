@@ -18,6 +18,7 @@ import pytest
 from neo4j import GraphDatabase
 
 from pegasus import Memory, cypher
+from pegasus.centring import load as load_centre
 from pegasus.embed import unpack_vector
 from pegasus.errors import MigrationError
 from pegasus.neo4j_local import LocalNeo4j, free_ports
@@ -122,7 +123,7 @@ def test_a_5_26_store_upgrades_to_2026_and_recalls():
                     "WHERE r.id = s.id RETURN count(s) AS n, count(CASE WHEN s.target_id = b.id "
                     "THEN 1 END) AS named", u=user).records[0]
             assert centred["n"] == centred["c"] == 5  # Bill, Sarah, Acme, two relations
-            assert centred["ids"] == [mem.embedder.centre()[1]]
+            assert centred["ids"] == [load_centre(mem.settings.embedding_model, 384)[1]]
             assert "key_centred" in names and "key_embedding" not in names
             assert targets["n"] == targets["named"] > 0  # V0007 named each snippet's target
             # The earlier words, not the edge's own any more, are found: migrate embedded them.

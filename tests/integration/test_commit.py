@@ -4,7 +4,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from pegasus import Memory
-from pegasus.embed import Embedder
+from pegasus.centring import load as load_centre
 from pegasus.errors import ConversationConflictError, InvalidBatchError
 from tests.helpers import ScriptedReviewer, edges, entities, rel, snapshot
 
@@ -49,7 +49,7 @@ def test_first_commit_builds_entities_edges_keys_and_conversation(mem, raw_drive
     assert sorted((k["t"], k["kind"]) for k in keys) == [
         ("Bill", "entity"), ("HAS_BOSS", "relation"), ("Sarah", "entity"), ("Sarah K", "entity")]
     assert {k["d"] for k in keys} == {384}
-    assert {k["centre"] for k in keys} == {Embedder().centre()[1]}
+    assert {k["centre"] for k in keys} == {load_centre("all-MiniLM-L6-v2", 384)[1]}
     part = raw_driver.execute_query("MATCH (p:Partition {user_id: $u}) RETURN p", u=user_id
                                     ).records[0]["p"]
     assert part["key_count"] == 4

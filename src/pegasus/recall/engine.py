@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from pegasus.centring import centre
+from pegasus.centring import load as load_centre
 from pegasus.embed import Embedder, stored_vector, unpack_vector
 from pegasus.lifecycle import read_log_entry
 from pegasus.models import FiredNode, Recall
@@ -196,7 +197,7 @@ class RecallEngine:
         if not words or not partition.key_count:
             return Seeds({}, {}, [])
         vectors = self.embedder.embed(words) if vectors is None else vectors
-        mean, _ = self.embedder.centre()
+        mean, _ = load_centre(self.embedder.model_name, self.embedder.dimensions)
         if exact:
             keys = self.exact_keys(user_id)
             scores = centre(vectors, mean) @ centre(keys.vectors, mean).T
