@@ -44,6 +44,7 @@ from pegasus.recall.engine import Explained, RecallEngine, RecallParams
 from pegasus.settings import Settings
 from pegasus.snippets import backfill_sightings
 from pegasus.store import Store
+from pegasus.vectors import keep_current
 
 log = logging.getLogger(__name__)
 REVIEW_ROUNDS = 3
@@ -124,9 +125,14 @@ class Memory:
             self.recall_engine.read_log.flush()
 
     def migrate(self) -> list[str]:
-        """Apply pending schema migrations; the file names applied. Then the words of earlier
-        sightings that a migration marked are embedded (`snippets.backfill_sightings`)."""
+        """Apply pending schema migrations; the file names applied. Then stored vectors that
+        are not the running embedder's are embedded again (`vectors.keep_current`), and the
+        words of earlier sightings that a migration marked are embedded
+        (`snippets.backfill_sightings`)."""
         applied = self.store.migrate()
+        if done := keep_current(self.store, self.embedder):
+            log.info("embedded %d keys and snippets again with %s", done,
+                     self.settings.embedding_runtime)
         if done := backfill_sightings(self.store, self.embedder):
             log.info("indexed the sightings' words of %d memories", done)
         return applied
