@@ -1,9 +1,12 @@
 // Retention of raw turns (design §10): a recorded conversation's turns are deleted once it was
-// remembered (committed or closed) at least `turn_retention_days` ago ($before). Its memories,
-// summary and tags stay; the transcript they came from does not.
+// remembered (committed, closed, or extracted from the backlog) at least `turn_retention_days`
+// ago ($before). Its memories, summary and tags stay; the transcript they came from does not.
+// A conversation awaiting extraction keeps its turns: they are all it has until an LLM
+// extracts it (or the person forgets it).
 MATCH (c:Conversation)
 WHERE ($user_id IS NULL OR c.user_id = $user_id)
   AND c.status IN ['closed', 'committed'] AND size(coalesce(c.turns, [])) > 0
-  AND coalesce(c.closed_at, c.committed_at) <= $before
+  AND c.awaiting_extraction IS NULL
+  AND coalesce(c.extracted_at, c.closed_at, c.committed_at) <= $before
 SET c.turns = [], c.turn_ids = [], c.turns_purged_at = $now
 RETURN count(c) AS purged

@@ -2,4 +2,5 @@
 OPTIONAL MATCH (c:Conversation {user_id: $user_id, id: $conversation_id})
 RETURN c IS NOT NULL AS exists, c.status AS status, coalesce(c.turns, []) AS turns,
        c.batch_hash IS NOT NULL AS committed, coalesce(c.close_attempts, 0) AS close_attempts,
-       c.close_error AS close_error
+       c.close_error AS close_error, c.model AS model,
+       coalesce(c.awaiting_extraction, false) AS awaiting_extraction

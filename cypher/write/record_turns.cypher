@@ -3,6 +3,8 @@
 // turn as JSON text. A turn whose client id is already recorded is not recorded again (a
 // client resending after a timeout); a turn without an id equal to the last one recorded is
 // not recorded twice (a proxy client retrying after an upstream failure resends it).
+// $model: the model the client asked the proxy for (null from hooks and plugins): the last one
+// named is the model that extracts the conversation when PEGASUS_LLM_MODEL is not set.
 // The node's write lock is taken first (the SET), so the turns read after it are the last
 // committed ones: two writers (a streamed reply's record, the client's next turn) append one
 // after the other, and neither drops the other's turn (docs/decisions.md).
@@ -18,5 +20,5 @@ WITH c, had, seen, CASE WHEN size(had) > 0 AND size(fresh) > 0 AND head(fresh).i
                         ELSE fresh END AS fresh
 SET c.turns = had + [t IN fresh | t.json],
     c.turn_ids = seen + [t IN fresh WHERE t.id IS NOT NULL | t.id],
-    c.last_active_at = $now
+    c.last_active_at = $now, c.model = coalesce($model, c.model)
 RETURN size(c.turns) AS turns, size(fresh) AS recorded

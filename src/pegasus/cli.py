@@ -527,6 +527,9 @@ def serve(
             memory.embedder.embed(["warm up"])
     except PegasusError as exc:
         fail(exc)
+    # One line on what forms memories (or what to set so that something does): closes wait
+    # for an LLM rather than vanish, but the person must know they are waiting.
+    typer.echo(f"pegasus serve: extraction {memory.extraction.describe()}", err=True)
     if not application.state.keys.users:
         typer.echo("warning: no API keys configured (PEGASUS_API_KEYS or PEGASUS_API_KEY_FILE): "
                    "every request will get 401", err=True)
@@ -542,6 +545,63 @@ def serve(
         uvicorn.run(application, **address)
     finally:
         memory.close()
+
+
+@app.command()
+def extract(
+    pending: Annotated[bool, typer.Option(
+        "--pending", help="Extract the conversations closed while no LLM was configured.")
+    ] = False,
+    user: Annotated[str | None, typer.Option("--user", help="Only this user's.")] = None,
+) -> None:
+    """Extract the conversations awaiting extraction, in the order they closed, each once."""
+    if not pending:
+        raise typer.BadParameter("say --pending: it extracts the conversations awaiting "
+                                 "extraction (`pegasus remember` extracts a transcript file)")
+
+    def run(mem):
+        if not mem.has_llm:
+            raise ConfigError(f"no LLM configured: {mem.extraction.why}")
+        return mem.extract_pending(user)
+
+    results = _with_memory(run)
+    for result in results:
+        why = f": {result['why']}" if result.get("why") else ""
+        typer.echo(f"{result['user_id']}/{result['conversation_id']}: "
+                   f"{result['outcome'].replace('_', ' ')}{why}")
+    done = sum(r["outcome"] == "extracted" for r in results)
+    typer.echo(f"extracted {done} of {len(results)} conversations awaiting extraction")
+
+
+@app.command()
+def doctor(
+    serve_url: Annotated[str | None, typer.Option(
+        "--serve-url", help="Where pegasus serve runs (PEGASUS_URL, else "
+                            "http://PEGASUS_SERVE_HOST:PEGASUS_SERVE_PORT).")] = None,
+) -> None:
+    """Check every part Pegasus depends on; a table, and the one thing to do per problem.
+    Exit 1 when something needs doing."""
+    import os
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from pegasus.doctor import checks
+
+    settings = load_settings()
+    url = serve_url or os.environ.get("PEGASUS_URL") or \
+        f"http://{settings.serve_host}:{settings.serve_port}"
+    codex_home = Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex")
+    table = Table("part", "", "what it found, or the one thing to do", show_lines=False)
+    marks = {"ok": "[green]ok[/]", "problem": "[red]fix[/]", "skipped": "[dim]–[/]"}
+    problems = 0
+    for check in checks(settings, url, Path.home(), codex_home):
+        problems += check.state == "problem"
+        table.add_row(check.part, marks[check.state], check.detail)
+    console = Console(width=max(Console().width, 120))
+    console.print(table)
+    console.print(f"{problems} problem(s)" if problems else "everything is fine")
+    raise typer.Exit(1 if problems else 0)
 
 
 @app.command("mcp")

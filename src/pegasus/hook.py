@@ -7,7 +7,9 @@ serves both:
 - `UserPromptSubmit`: the prompt is recorded as the user's turn (POST /v1/memory/turns), then
   recalled on (POST /v1/memory/recall); when something fires, the block is printed as
   `hookSpecificOutput.additionalContext`, which the CLI adds to what the model sees. Nothing
-  is printed when nothing fires.
+  is printed when nothing fires. A session's first prompt also learns whether the server can
+  extract memories; when it cannot, the person is told once (`systemMessage`, and through the
+  model's reply, which is all a headless CLI shows) what to set on the server.
 - `Stop`: `last_assistant_message` is recorded as the assistant's turn.
 - `SessionEnd`: the conversation is closed (POST /v1/conversations/{id}/close): the server
   extracts it in the background and retries when that fails.
@@ -61,6 +63,10 @@ def memory_note(block: str) -> str:
 
 
 EVENTS = ("UserPromptSubmit", "Stop", "SessionEnd", "SessionStart")
+# How the person hears of a notice when the CLI shows no hook message (headless): the model
+# says it, once, in its reply.
+NOTICE_FOR_MODEL = ("Notice from the user's memory tool (Pegasus), for the user: {}. Tell the "
+                    "user this in one short sentence at the start of your reply, once.")
 KEPT_SESSIONS = 1000  # continuation ids remembered, newest last
 KEPT_REFUSED = 100  # items set aside, newest last, for the person to look at
 # 4xx answers that do not mean "this item is wrong": the key (401, 403), "try later" (408, 429).
@@ -144,17 +150,27 @@ class Server:
             raise OSError(f"{path} answered something that is not JSON") from exc
 
 
-def send(server: Server, spool: Spool, item: dict[str, Any]) -> None:
+def send(server: Server, spool: Spool, item: dict[str, Any]) -> str | None:
+    """Send one item; for a turn, what the server says of extraction ("on: …"/"off: …")."""
     session = item["session"]
     if "turn" in item:
         answer = server.post("/v1/memory/turns", {"conversation_id": session[:180],
                                                   "turns": [item["turn"]]})
         spool.conversations.pop(session, None)  # newest last
         spool.conversations[session] = answer.get("conversation_id", session)
-    else:
-        conversation = spool.conversations.get(session, session[:180])
-        server.post(f"/v1/conversations/{urllib.parse.quote(conversation, safe='')}/close", {})
-        spool.conversations.pop(session, None)
+        return answer.get("extraction")
+    conversation = spool.conversations.get(session, session[:180])
+    server.post(f"/v1/conversations/{urllib.parse.quote(conversation, safe='')}/close", {})
+    spool.conversations.pop(session, None)
+    return None
+
+
+def extraction_notice(extraction: str | None) -> str | None:
+    """The one line a session's first prompt shows when the server can extract nothing."""
+    if not isinstance(extraction, str) or not extraction.startswith("off:"):
+        return None
+    return ("memories are not being formed: pegasus serve has "
+            f"{extraction.removeprefix('off:').strip()}")
 
 
 def item_for(event: str, payload: dict[str, Any]) -> dict[str, Any] | None:
@@ -174,17 +190,25 @@ def item_for(event: str, payload: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def run(event: str, payload: dict[str, Any], server: Server, path: Path,
-        warn) -> str | None:
-    """Spool the event's item, send what waits, recall for a prompt; the block, if any."""
+        warn, notice=None) -> str | None:
+    """Spool the event's item, send what waits, recall for a prompt; the block, if any.
+    `notice` hears what the person must be told once per session (extraction off)."""
+    notice = notice or warn
     item = item_for(event, payload)
     with locked_spool(path) as spool:
+        # A session's first prompt (its id not yet on the spool) learns whether the server
+        # extracts: told once per session, as the CLI shows it (main).
+        first_prompt = (event == "UserPromptSubmit" and item is not None
+                        and item["session"] not in spool.conversations)
         if item is not None:
             spool.pending.append(item)
             spool.save()
         problem = None
         while spool.pending:
             try:
-                send(server, spool, spool.pending[0])
+                said = send(server, spool, spool.pending[0])
+                if first_prompt and spool.pending[0] is item and extraction_notice(said):
+                    notice(extraction_notice(said))
             except Refused as exc:  # set aside, said once, and the rest goes on
                 spool.refused.append({**spool.pending.pop(0), "refused": str(exc)})
                 spool.save()
@@ -224,16 +248,21 @@ def run(event: str, payload: dict[str, Any], server: Server, path: Path,
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     warnings: list[str] = []
+    notices: list[str] = []
 
     def answer(block: str | None = None) -> int:
         """The hook's answer on stdout: the memory for the model, a warning for the person
-        (`systemMessage`, which both CLIs show; also on stderr for logs). Exit 0 always."""
+        (`systemMessage`, which both CLIs show when interactive; also on stderr for logs).
+        A notice goes to the model too: headless (`claude -p`, `codex exec`) the reply is all
+        the person sees. Exit 0 always."""
         out: dict[str, Any] = {}
-        if block:
+        context = [memory_note(block)] if block else []
+        context += [NOTICE_FOR_MODEL.format(notice) for notice in notices[:1]]
+        if context:
             out["hookSpecificOutput"] = {"hookEventName": "UserPromptSubmit",
-                                         "additionalContext": memory_note(block)}
-        if warnings:
-            out["systemMessage"] = f"[pegasus] {warnings[0]}"
+                                         "additionalContext": "\n\n".join(context)}
+        if warnings or notices:
+            out["systemMessage"] = f"[pegasus] {(warnings + notices)[0]}"
             print(out["systemMessage"], file=sys.stderr)
         if out:
             print(json.dumps(out))
@@ -265,7 +294,8 @@ def main(argv: list[str] | None = None) -> int:
         timeout_s = min(timeout_s, 2.0)
     server = Server(os.environ.get("PEGASUS_URL", "http://127.0.0.1:8080"), key, timeout_s)
     try:
-        return answer(run(event, payload, server, spool_path(), warnings.append))
+        return answer(run(event, payload, server, spool_path(), warnings.append,
+                          notices.append))
     except Exception as exc:  # a hook never breaks the prompt: say what went wrong, go on
         warnings.append(f"{type(exc).__name__}: {exc}")
         return answer()

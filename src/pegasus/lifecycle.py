@@ -1,9 +1,11 @@
-"""Conversation close (read reinforcement, design §7.10) and the daily decay pass (design §6)."""
+"""Conversation close (read reinforcement, design §7.10), the backlog of closes awaiting
+extraction (design §3), and the daily decay pass (design §6)."""
 
 from __future__ import annotations
 
 import uuid
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from neo4j import ManagedTransaction
 
@@ -36,6 +38,32 @@ def close_in_tx(tx: ManagedTransaction, settings: Settings, user_id: str, conver
     run(tx, "write/close_conversation", user_id=user_id, conversation_id=conversation_id, now=now,
         reinforced=count)
     return count
+
+
+def await_extraction(store: Store, user_id: str, conversation_id: str, why: str,
+                     now: datetime) -> None:
+    """Keep a conversation that no LLM could extract as awaiting extraction (turns kept)."""
+    store.execute("write/await_extraction", user_id=user_id, conversation_id=conversation_id,
+                  why=why, now=now)
+
+
+def awaiting_extraction(store: Store, user_id: str | None = None) -> list[dict[str, Any]]:
+    """The backlog in the order it closed: [{user_id, id, model}] (every user's, or one's)."""
+    return store.query("read/awaiting_extraction", user_id=user_id)
+
+
+def claim_extraction(store: Store, user_id: str, conversation_id: str, lease_s: float) -> bool:
+    """Take one awaiting conversation's extraction for this worker; False when it is no
+    longer awaiting or another worker holds it."""
+    rows = store.execute("write/claim_extraction", user_id=user_id,
+                         conversation_id=conversation_id, now=datetime.now(UTC),
+                         lease_s=int(lease_s))
+    return bool(rows and rows[0]["claimed"])
+
+
+def extraction_done(store: Store, user_id: str, conversation_id: str, now: datetime) -> None:
+    """The conversation leaves the backlog; its turns' retention counts from `now`."""
+    store.execute("write/extracted", user_id=user_id, conversation_id=conversation_id, now=now)
 
 
 def retention_start(now: datetime, days: float) -> datetime:

@@ -19,7 +19,16 @@ from pegasus.clock import aware
 from pegasus.commit import CommitJob, ReviewNeeded, commit_in_tx
 from pegasus.embed import Embedder
 from pegasus.errors import InvalidBatchError, NotFoundError, PegasusError
-from pegasus.lifecycle import close_in_tx, consolidate, scheduled_consolidate
+from pegasus.lifecycle import (
+    await_extraction,
+    awaiting_extraction,
+    claim_extraction,
+    close_in_tx,
+    consolidate,
+    extraction_done,
+    scheduled_consolidate,
+)
+from pegasus.llm import Extraction, extraction_source
 from pegasus.merge.review import Reviewer
 from pegasus.merge.snapshots import Snapshots
 from pegasus.models import (
@@ -71,6 +80,7 @@ class Memory:
         self.store = Store(self.settings, driver)
         self.snapshots = Snapshots(self.settings.snapshot_users)
         self._llm = llm
+        self._models: dict[str | None, BaseChatModel] = {}
         if reviewer is None and (llm is not None or self.settings.llm_model):
             from pegasus.merge.llm_review import LLMReviewer
 
@@ -81,15 +91,35 @@ class Memory:
     @property
     def has_llm(self) -> bool:
         """Whether extraction can run: a chat model was passed in or one is configured."""
-        return self._llm is not None or bool(self.settings.llm_model
-                                                 or self.settings.llm_factory)
+        return self.extraction.on
+
+    @cached_property
+    def extraction(self) -> Extraction:
+        """Which model extracts and through what, or why nothing can (pegasus.llm)."""
+        if self._llm is not None:
+            return Extraction("factory", "the chat model given to Memory",
+                              type(self._llm).__name__)
+        return extraction_source(self.settings)
+
+    def extraction_for(self, used: str | None) -> Extraction:
+        """What extracts a conversation that used model `used` (None: not known)."""
+        return self.extraction.for_model(used)
 
     @cached_property
     def llm(self) -> BaseChatModel:
         """The chat model for extraction and review (settings, unless one was passed in)."""
+        return self.llm_for(None)
+
+    def llm_for(self, used: str | None) -> BaseChatModel:
+        """The chat model that extracts a conversation which used model `used`."""
+        if self._llm is not None:
+            return self._llm
         from pegasus.llm import chat_model
 
-        return self._llm or chat_model(self.settings)
+        key = self.extraction_for(used).model
+        if key not in self._models:
+            self._models[key] = chat_model(self.settings, used)
+        return self._models[key]
 
     @cached_property
     def embedder(self) -> Embedder:
@@ -254,15 +284,17 @@ class Memory:
                                 conversation_id=conversation_id)[0]
 
     def record_turns(self, user_id: str, conversation_id: str, turns: list[dict[str, Any]],
-                     at: datetime | None = None, source: str = "proxy") -> int:
+                     at: datetime | None = None, source: str = "proxy",
+                     model: str | None = None) -> int:
         """Append turns ({role, content} and an optional client `id`) to a conversation's
-        transcript; a turn whose id is already recorded is skipped. How many it holds."""
+        transcript; a turn whose id is already recorded is skipped. How many it holds.
+        `model`: the model the client talks to (the proxy knows it), kept for extraction."""
         rows = [{"id": t.get("id"), "json": json.dumps(
                     {"role": t["role"], "content": t["content"]}, ensure_ascii=False)}
                 for t in turns]
         return self.store.execute("write/record_turns", user_id=user_id,
                                   conversation_id=conversation_id, turns=rows, source=source,
-                                  now=aware(at))[0]["turns"]
+                                  model=model, now=aware(at))[0]["turns"]
 
     def idle_conversations(self, user_id: str, before: datetime) -> list[str]:
         """Ids of the user's open recorded conversations last touched before `before`."""
@@ -305,6 +337,45 @@ class Memory:
                                   next_at=next_at, max_attempts=max_attempts)
         return (rows[0]["status"], rows[0]["attempts"]) if rows else ("closed", 0)
 
+    def await_extraction(self, user_id: str, conversation_id: str, why: str,
+                         at: datetime | None = None) -> None:
+        """Keep a closing conversation that nothing can extract as awaiting extraction: its
+        turns outlive retention, and `extract_pending` extracts it once an LLM is there."""
+        await_extraction(self.store, user_id, conversation_id, why, aware(at))
+
+    def extract_pending(self, user_id: str | None = None, at: datetime | None = None
+                        ) -> list[dict[str, Any]]:
+        """Extract the conversations awaiting extraction (every user's, or one user's), in the
+        order they closed, each once; one result per conversation: {user_id, conversation_id,
+        outcome: extracted | awaiting_extraction | held | failed, and why or the report}."""
+        results = []
+        for row in awaiting_extraction(self.store, user_id):
+            owner, conversation_id, used = row["user_id"], row["id"], row["model"]
+            result: dict[str, Any] = {"user_id": owner, "conversation_id": conversation_id}
+            results.append(result)
+            source = self.extraction_for(used)
+            if not source.on:
+                result.update(outcome="awaiting_extraction", why=source.why)
+                continue
+            if not claim_extraction(self.store, owner, conversation_id,
+                                    self.settings.close_lease_s):
+                result.update(outcome="held", why="another worker is extracting it")
+                continue
+            state = self.conversation_state(owner, conversation_id)
+            turns = [json.loads(t) for t in state["turns"]]
+            try:
+                if not state["committed"] and any(t["role"] == "user" for t in turns):
+                    report = self.remember(owner, conversation_id, turns, at=at, model=used)
+                    result["remembered"] = report.model_dump(mode="json", exclude_defaults=True)
+            except Exception as exc:  # it stays in the backlog; its lease runs out
+                log.warning("extracting %s/%s from the backlog failed: %s", owner,
+                            conversation_id, exc, exc_info=not isinstance(exc, PegasusError))
+                result.update(outcome="failed", why=str(exc))
+                continue
+            extraction_done(self.store, owner, conversation_id, aware(at))
+            result["outcome"] = "extracted"
+        return results
+
     def edges(self, user_id: str) -> list[MemoryEdge]:
         """Every memory edge of a user, in any state, with its strength (notebooks)."""
         return self.memories(user_id, state="all")
@@ -330,8 +401,10 @@ class Memory:
         conversation_id: str,
         turns: list[dict[str, str]] | list[Turn],
         at: datetime | None = None,
+        model: str | None = None,
     ) -> CommitReport:
-        """Extract the conversation with the LLM (staged, resumable), then commit it."""
+        """Extract the conversation with the LLM (staged, resumable), then commit it; `model`
+        is the one the conversation used, which extracts it unless PEGASUS_LLM_MODEL is set."""
         from pegasus.extract.extractor import Extractor, Staging
 
         _check_id("user_id", user_id)
@@ -355,12 +428,12 @@ class Memory:
             user_id, user_words, aware(at), RecallParams.for_write_context(self.settings)
         ).recall.render()
         try:
-            batch, notes = Extractor(self.llm, self.settings.llm_max_retries).run(
+            batch, notes = Extractor(self.llm_for(model), self.settings.llm_max_retries).run(
                 checked, staging, context, self.settings.extract_assistant_turns)
         except Exception as exc:
             from pegasus.llm import llm_problem
 
-            problem = llm_problem(exc, self.settings)
+            problem = llm_problem(exc, self.settings, model)
             if problem is None:
                 raise
             raise problem from exc

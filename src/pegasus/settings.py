@@ -71,6 +71,9 @@ class Settings(BaseSettings):
     embed_batch_window_ms: float = Field(default=0.0, ge=0, le=50)
 
     # --- LLM (extraction and merge review) ----------------------------------------------
+    # With none of these set, extraction goes through the proxy's upstream (the OpenAI-
+    # compatible one, else the Anthropic one) with the model each conversation used, and
+    # llm_model, when set, names the model instead (pegasus.llm.extraction_source).
     llm_model: str | None = None
     # "package.module:function": a function of Settings returning any langchain chat model,
     # used instead of ChatOpenAI (another provider, a local model, a scripted one in tests).
@@ -78,6 +81,9 @@ class Settings(BaseSettings):
     llm_base_url: str | None = None
     llm_api_key: SecretStr | None = None
     llm_timeout_s: float = 600.0
+    # The longest answer asked of the Anthropic API (it requires one); a conversation's tool
+    # calls fit easily, and a longer conversation is extracted over several calls anyway.
+    llm_max_tokens: int = Field(default=8192, ge=1)
     llm_max_retries: int = 4
     extract_assistant_turns: bool = False
 

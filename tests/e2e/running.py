@@ -3,10 +3,18 @@ memory block in what a model was sent."""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import subprocess
+import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
+
 from pegasus.hook import MEMORY_PREAMBLE
+from pegasus.neo4j_local import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 KEY = "key-opencode-0001"
@@ -32,3 +40,31 @@ def wait_for(predicate, timeout_s: float = 60.0):
     while not (value := predicate()) and time.monotonic() < deadline:
         time.sleep(0.3)
     return value
+
+
+@contextlib.contextmanager
+def pegasus_serve(env: dict[str, str], log_path: Path) -> Iterator[str]:
+    """`python -m pegasus serve` as a user runs it, with exactly this environment (and this
+    clone's sources first); its URL once it answers. Its output goes to `log_path`."""
+    port = free_port()
+    env = {**env, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])}
+    with open(log_path, "w") as log:
+        process = subprocess.Popen([sys.executable, "-m", "pegasus", "serve", "--port",
+                                    str(port)], env=env, stdout=log, stderr=subprocess.STDOUT,
+                                   cwd=ROOT)
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                if httpx.get(url + "/openapi.json", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert process.poll() is None and time.monotonic() < deadline, (
+                log_path.read_text()[-3000:])
+            time.sleep(0.3)
+        try:
+            yield url
+        finally:
+            process.terminate()
+            process.wait(timeout=60)

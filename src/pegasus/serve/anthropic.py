@@ -6,16 +6,19 @@ memory block is appended to the request's `system` (a string, or a list of block
 request goes on, and the reply is recorded. The conversation is the X-Pegasus-Conversation
 header, else the session a client states in `metadata.user_id` (Claude Code does), else the
 opening of the history. `HEAD /` answers, as Claude Code checks the connection with it.
+Errors come back in Anthropic's shape, `{"type": "error", "error": {"type", "message"}}`.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable, Coroutine
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Header, Request
-from fastapi.responses import Response
+from fastapi.responses import JSONResponse, Response
+from fastapi.routing import APIRoute
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 
@@ -24,7 +27,69 @@ from pegasus.serve.conversations import derived_id
 from pegasus.serve.http import User, error_responses
 from pegasus.serve.proxy import CONVERSATION_HEADER, _upstream, forward, prepare
 
-router = APIRouter(tags=["proxy"])
+# Anthropic's error types by status (its API reference, "Errors"): its SDKs and Claude Code
+# read `error.type` and `error.message` of `{"type": "error", "error": {...}}`.
+ANTHROPIC_ERRORS = {400: "invalid_request_error", 401: "authentication_error",
+                    403: "permission_error", 404: "not_found_error", 409: "invalid_request_error",
+                    413: "request_too_large", 422: "invalid_request_error",
+                    429: "rate_limit_error"}
+
+
+class AnthropicErrorDetail(BaseModel):
+    type: str
+    message: str
+
+
+class AnthropicErrorBody(BaseModel):
+    type: Literal["error"]
+    error: AnthropicErrorDetail
+
+
+def anthropic_errors(*codes: int) -> dict[int | str, dict[str, Any]]:
+    """The documented error answers of a route, in Anthropic's shape."""
+    return {code: {**doc, "model": AnthropicErrorBody}
+            for code, doc in error_responses(*codes).items()}
+
+
+def anthropic_error(response: Response) -> Response:
+    """An error answer of this server (`{"error": {"message", "type"}}`) in Anthropic's shape;
+    any other answer as it is."""
+    if response.status_code < 400 or not isinstance(response, JSONResponse):
+        return response
+    try:
+        message = json.loads(response.body)["error"]["message"]
+    except (ValueError, KeyError, TypeError):
+        return response
+    kind = ANTHROPIC_ERRORS.get(response.status_code, "api_error")
+    headers = {k: v for k, v in response.headers.items()
+               if k.lower() not in ("content-length", "content-type")}
+    return JSONResponse({"type": "error", "error": {"type": kind, "message": message}},
+                        status_code=response.status_code, headers=headers)
+
+
+class AnthropicRoute(APIRoute):
+    """A route whose errors (the key, validation, the upstream, Neo4j) come back as Anthropic
+    clients expect them; the application's handlers still decide status and message."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handle = super().get_route_handler()
+
+        async def shaped(request: Request) -> Response:
+            try:
+                response = await handle(request)
+            except Exception as exc:
+                handler = next((request.app.exception_handlers[cls]
+                                for cls in type(exc).__mro__
+                                if cls in request.app.exception_handlers), None)
+                if handler is None:
+                    raise
+                response = await handler(request, exc)
+            return anthropic_error(response)
+
+        return shaped
+
+
+router = APIRouter(tags=["proxy"], route_class=AnthropicRoute)
 # Claude Code wraps what it adds to a user message (hook context, reminders) in these tags:
 # none of it is the person's words, so none of it is recorded or recalled on.
 REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.DOTALL)
@@ -91,7 +156,7 @@ def with_memory(system: str | list[dict[str, Any]] | None, block: str
              responses={200: {"description": "The message, or its stream (`stream: true`)",
                               "content": {"application/json": {},
                                           "text/event-stream": {}}},
-                        **error_responses(400, 401, 422, 502, 503)},
+                        **anthropic_errors(400, 401, 422, 502, 503)},
              summary="Anthropic Messages API with passive memory (Claude Code, Anthropic SDKs)")
 async def messages(
     body: MessagesRequest, user: User, request: Request,
@@ -104,7 +169,7 @@ async def messages(
             or derived_id(user, [{"role": "system", "content": body.system},
                                  *payload["messages"]]))
     conversation_id, block = await run_in_threadpool(prepare, request, user, base[:180],
-                                                     user_text(body.messages[-1]))
+                                                     user_text(body.messages[-1]), body.model)
     if block:
         payload["system"] = with_memory(body.system, block)
     headers = {name: request.headers[name] for name in FORWARDED_HEADERS

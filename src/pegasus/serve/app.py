@@ -136,6 +136,9 @@ class TurnsRequest(BaseModel):
 class TurnsResponse(BaseModel):
     conversation_id: str = Field(description="Where the turns were recorded")
     turns: int = Field(description="How many turns that conversation now holds")
+    extraction: str = Field(description='Whether this conversation will be extracted when it '
+                                        'closes: "on: <model> via <where>", or "off: <why and '
+                                        'what to set>" (it then waits, turns kept)')
 
 
 class CloseRequest(BaseModel):
@@ -202,6 +205,8 @@ def create_app(memory: Memory, upstream: httpx.AsyncClient | None = None) -> Fas
                 base_url=settings.anthropic_upstream_base_url.rstrip("/") + "/",
                 headers=headers, timeout=settings.upstream_timeout_s)
         app.state.anthropic_upstream = anthropic
+        if memory.has_llm:  # what closed while no LLM was configured, in order, once each
+            app.state.conversations.extract_backlog()
         tasks = [asyncio.create_task(_sweep_idle(app))]
         if settings.decay_in_serve:
             tasks.append(asyncio.create_task(_daily_decay(app)))
@@ -342,7 +347,8 @@ def _memory_routes(app: FastAPI) -> None:
                 user, conversation_id,
                 [t.model_dump(exclude_none=True) for t in body.turns], aware(body.at),
                 source="client")
-            return {"conversation_id": conversation_id, "turns": count}
+            return {"conversation_id": conversation_id, "turns": count,
+                    "extraction": request.app.state.memory.extraction_for(None).describe()}
 
         return await run_in_threadpool(record)
 

@@ -3,7 +3,8 @@ belongs to, its turns, and closing it.
 
 Every turn is in the graph as soon as it happens. A close is accepted at once and marked
 `closing` in the graph; one background worker extracts the recorded transcript (when an LLM is
-configured) and applies the read reinforcement, so no reply ever waits for it. A failed attempt
+configured) and applies the read reinforcement, so no reply ever waits for it; with no LLM, the
+conversation closes awaiting extraction, and the backlog is extracted once one is configured. A failed attempt
 is tried again after close_retry_s, doubling, up to close_max_attempts; a server that restarts
 finds the `closing` conversations in the graph and goes on with them.
 """
@@ -87,11 +88,12 @@ class Conversations:
                            "start a new one")
 
     def record(self, user_id: str, conversation_id: str, turns: list[dict[str, Any]],
-               now: datetime, source: str = "proxy") -> int:
-        """Append turns to the conversation's transcript; the number of turns it now holds."""
+               now: datetime, source: str = "proxy", model: str | None = None) -> int:
+        """Append turns to the conversation's transcript; the number of turns it now holds.
+        `model`: the model the client asked for (the proxy's requests name it)."""
         if not turns:
             return len(self._state(user_id, conversation_id)["turns"])
-        return self.memory.record_turns(user_id, conversation_id, turns, now, source)
+        return self.memory.record_turns(user_id, conversation_id, turns, now, source, model)
 
     def turns(self, user_id: str, conversation_id: str) -> list[dict[str, str]]:
         return [json.loads(t) for t in self._state(user_id, conversation_id)["turns"]]
@@ -125,13 +127,21 @@ class Conversations:
                 turns = [json.loads(t) for t in state["turns"]]
                 # A retry after the commit landed (the reinforcement failed) does not extract
                 # again: a second extraction could differ, and the commit would refuse it.
-                if (self.memory.has_llm and not state["committed"]
-                        and any(t["role"] == "user" for t in turns)):
-                    report = self.memory.remember(user_id, conversation_id, turns, at=at)
-                    if self.metrics is not None and not report.skipped:
-                        self.metrics.commits.inc()
-                    result["remembered"] = report.model_dump(mode="json",
-                                                             exclude_defaults=True)
+                if not state["committed"] and any(t["role"] == "user" for t in turns):
+                    source = self.memory.extraction_for(state["model"])
+                    if source.on:
+                        report = self.memory.remember(user_id, conversation_id, turns, at=at,
+                                                      model=state["model"])
+                        if self.metrics is not None and not report.skipped:
+                            self.metrics.commits.inc()
+                        result["remembered"] = report.model_dump(mode="json",
+                                                                 exclude_defaults=True)
+                    elif not state["awaiting_extraction"]:
+                        # Marked before the close lands: a crash in between retries the close.
+                        self.memory.await_extraction(user_id, conversation_id, source.why, at)
+                        log.warning("closed %s/%s without extracting it, kept awaiting "
+                                    "extraction: %s", user_id, conversation_id, source.why)
+                        result["awaiting_extraction"] = source.why
                 result["reinforced"] = self.memory.close_conversation(user_id, conversation_id,
                                                                       at=at)
             return result
@@ -188,6 +198,22 @@ class Conversations:
             log.warning("closing %s/%s failed (attempt %d of %d), next try in %.0f s: %s",
                         user_id, conversation_id, attempts, settings.close_max_attempts,
                         delay, exc, exc_info=not isinstance(exc, PegasusError))
+
+    def extract_backlog(self) -> Future:
+        """Extract the conversations awaiting extraction, in the close worker (after the
+        closes already scheduled, one at a time); its future holds the results."""
+        return self._closer.submit(self._extract_backlog)
+
+    def _extract_backlog(self) -> list[dict[str, Any]]:
+        results = self.memory.extract_pending()
+        done = sum(r["outcome"] == "extracted" for r in results)
+        if self.metrics is not None:
+            self.metrics.commits.inc(done)
+        if results:
+            left = [r for r in results if r["outcome"] != "extracted"]
+            log.info("extracted %d conversation(s) awaiting extraction; %d left%s", done,
+                     len(left), f" ({left[0]['why']})" if left else "")
+        return results
 
     def sweep(self, users: set[str], now: datetime, idle_s: float) -> list[Future]:
         """Close every recorded conversation of these users unused for `idle_s` seconds, and

@@ -1,5 +1,6 @@
 """Health and metrics of `pegasus serve`: /healthz (alive), /readyz (Neo4j answers, the schema
-is migrated, the model is loaded), /metrics (Prometheus text format, prometheus-client).
+is migrated, the model is loaded; and whether extraction is on), /metrics (Prometheus text
+format, prometheus-client).
 
 Neither health nor metrics asks for an API key: probes and scrapers carry none, and nothing
 here names a user or holds their words (routes are labelled by their template, never a path).
@@ -67,6 +68,9 @@ class _ServiceState:
                                 value=row["closes_pending"])
         yield GaugeMetricFamily("pegasus_closes_failed", "Conversations whose close failed",
                                 value=row["closes_failed"])
+        yield GaugeMetricFamily("pegasus_closes_awaiting_extraction",
+                                "Conversations closed with no LLM to extract them, kept until "
+                                "one is configured", value=row["awaiting_extraction"])
         if row["last_decay"] is not None:
             yield GaugeMetricFamily("pegasus_last_decay_timestamp_seconds",
                                     "When the daily decay pass last finished (Unix time)",
@@ -95,6 +99,12 @@ def readiness(memory: Any) -> dict[str, str]:
     return parts
 
 
+def extraction_state(memory: Any) -> dict[str, str]:
+    """/readyz's word on extraction: "on: <model> via <where>" or "off: <why, what to set>".
+    Off never makes the server unready: closes wait for an LLM and lose nothing."""
+    return {"extraction": memory.extraction.describe()}
+
+
 def add_routes(app: FastAPI) -> None:
     """/healthz, /readyz and /metrics, and the middleware that counts requests."""
 
@@ -114,7 +124,8 @@ def add_routes(app: FastAPI) -> None:
     async def readyz(request: Request) -> JSONResponse:
         parts = await run_in_threadpool(readiness, request.app.state.memory)
         ready = all(v == "ok" for v in parts.values())
-        return JSONResponse({"status": "ready" if ready else "not ready", **parts},
+        return JSONResponse({"status": "ready" if ready else "not ready", **parts,
+                             **extraction_state(request.app.state.memory)},
                             status_code=200 if ready else 503)
 
     @app.get("/metrics", tags=["health"], summary="Prometheus metrics", response_class=Response)

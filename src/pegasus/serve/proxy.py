@@ -82,17 +82,20 @@ def _upstream(request: Request, which: str = "upstream") -> httpx.AsyncClient:
     return client
 
 
-def prepare(request: Request, user: str, base_id: str, text: str | None) -> tuple[str, str]:
+def prepare(request: Request, user: str, base_id: str, text: str | None,
+            model: str | None = None) -> tuple[str, str]:
     """In a worker thread: the conversation (a continuation once `base_id` closed), the user's
     turn recorded before anything is forwarded, and what it recalls; (id, memory block).
-    `text` is None when the request does not end with a new user message (a tool result)."""
+    `text` is None when the request does not end with a new user message (a tool result);
+    `model` is the one the client asked for (it extracts the conversation by default)."""
     memory = request.app.state.memory
     conversations = request.app.state.conversations
     conversation_id = conversations.resolve(user, base_id)
     if text is None:
         return conversation_id, ""
     now = aware(None)
-    conversations.record(user, conversation_id, [{"role": "user", "content": text}], now)
+    conversations.record(user, conversation_id, [{"role": "user", "content": text}], now,
+                         model=model)
     if not text.strip():
         return conversation_id, ""
     with request.app.state.metrics.recall_seconds.time():
@@ -204,7 +207,7 @@ async def chat_completions(
     last = body.messages[-1]
     conversation_id, block = await run_in_threadpool(
         prepare, request, user, conversation or derived_id(user, payload["messages"]),
-        text_of(last) if last.role == "user" else None)
+        text_of(last) if last.role == "user" else None, body.model)
     if block:
         payload["messages"] = with_memory(payload["messages"], block)
     return await forward(request, user, client, "chat/completions", payload, conversation_id,

@@ -91,7 +91,8 @@ async def responses(
             or derived_id(user, [{"role": "system", "content": body.instructions}, *items]))
     at = latest_user(items)
     conversation_id, block = await run_in_threadpool(
-        prepare, request, user, base[:180], None if at is None else text_of(items[at]))
+        prepare, request, user, base[:180], None if at is None else text_of(items[at]),
+        body.model)
     if block and at is not None:
         note = {"type": "message", "role": "developer",
                 "content": [{"type": "input_text", "text": memory_note(block)}]}

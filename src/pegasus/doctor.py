@@ -1,0 +1,192 @@
+"""`pegasus doctor`: every part a user depends on, checked for real, with the one thing to do
+about each problem: Neo4j and its schema, the embedding model, the LLM (a one-token call),
+each upstream, `pegasus serve`, and the hooks in Claude Code's and Codex's config files."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import httpx
+
+from pegasus import cypher
+from pegasus.settings import Settings
+
+HOOK_EVENTS = ("UserPromptSubmit", "Stop", "SessionEnd")
+
+
+@dataclass
+class Check:
+    """One part: fine, a problem (with the one thing to do), or not used (skipped)."""
+
+    part: str
+    state: Literal["ok", "problem", "skipped"]
+    detail: str
+
+
+def ok(part: str, detail: str) -> Check:
+    return Check(part, "ok", detail)
+
+
+def problem(part: str, todo: str) -> Check:
+    return Check(part, "problem", todo)
+
+
+def skipped(part: str, why: str) -> Check:
+    return Check(part, "skipped", why)
+
+
+def checks(settings: Settings, serve_url: str, home: Path, codex_home: Path) -> Iterator[Check]:
+    """Each check in turn; one that cannot run says why instead of stopping the others."""
+    try:
+        database, latest = _neo4j(settings)
+    except Exception as exc:  # a check that fails is the problem it reports
+        database, latest = [problem("Neo4j", _one_line(exc))], None
+    yield from database
+    yield _guarded("embedding model", lambda: _embedding(settings))
+    yield _guarded("LLM (extraction)", lambda: _llm(settings, latest))
+    yield from _upstreams(settings)
+    yield _guarded("pegasus serve", lambda: _serve(serve_url))
+    yield _hooks("Claude Code hooks", home / ".claude" / "settings.json")
+    yield _hooks("Codex hooks", codex_home / "hooks.json",
+                 "trusted once in the codex TUI (`codex exec` runs no hook unless "
+                 "--dangerously-bypass-hook-trust)")
+
+
+def _guarded(part: str, run: Callable[[], Check]) -> Check:
+    try:
+        return run()
+    except Exception as exc:  # a check that fails is the problem it reports
+        return problem(part, _one_line(exc))
+
+
+def _one_line(exc: Exception) -> str:
+    return " ".join(str(exc).split())[:300] or type(exc).__name__
+
+
+def _neo4j(settings: Settings) -> tuple[list[Check], str | None]:
+    """Neo4j answers, the schema is migrated; and the model the latest recorded conversation
+    used (what the LLM check calls when no model is set)."""
+    from pegasus.store import Store
+
+    store = Store(settings)
+    try:
+        store.verify()
+        applied = {r["version"]: r["checksum"] for r in store.query("read/applied_migrations")}
+        pending = cypher.check_applied(applied, cypher.migrations())
+        latest = store.query("read/latest_model")[0]["model"] if not pending else None
+    finally:
+        store.close()
+    schema = (ok("schema", f"{len(applied)} migrations applied") if not pending else
+              problem("schema", f"{len(pending)} migrations pending: run `pegasus migrate`"))
+    return [ok("Neo4j", f"{store.uri} answers"), schema], latest
+
+
+def _embedding(settings: Settings) -> Check:
+    from pegasus.embed import Embedder
+
+    vectors = Embedder(settings.embedding_model, settings.embedding_dimensions).embed(
+        ["pegasus doctor"])
+    return ok("embedding model", f"{settings.embedding_model} loads, {vectors.shape[1]}-d "
+                                 "vectors")
+
+
+def _llm(settings: Settings, latest: str | None) -> Check:
+    """A real one-token call to the model that extracts; with no fixed model, the model the
+    latest recorded conversation used."""
+    from pegasus.llm import chat_model, extraction_source, llm_problem
+
+    source = extraction_source(settings)
+    if not source.on:
+        return problem("LLM (extraction)", source.why)
+    used = latest if source.model is None and source.via != "factory" else None
+    if source.model is None and source.via != "factory" and used is None:
+        return skipped("LLM (extraction)", f"{source.describe()}; no conversation has named "
+                       "a model yet: set PEGASUS_LLM_MODEL to test one here")
+    try:
+        chat_model(settings, used).bind(max_tokens=1).invoke("Say OK.")
+    except Exception as exc:
+        return problem("LLM (extraction)", _one_line(llm_problem(exc, settings, used) or exc))
+    return ok("LLM (extraction)", source.for_model(used).describe() + " (answered a call)")
+
+
+def _upstreams(settings: Settings) -> Iterator[Check]:
+    if settings.upstream_base_url:
+        headers = ({"Authorization": f"Bearer {settings.upstream_api_key}"}
+                   if settings.upstream_api_key else {})
+        yield _reach("upstream (OpenAI API)", settings.upstream_base_url.rstrip("/") + "/models",
+                     headers, "PEGASUS_UPSTREAM_BASE_URL", "PEGASUS_UPSTREAM_API_KEY")
+    else:
+        yield skipped("upstream (OpenAI API)", "not set (PEGASUS_UPSTREAM_BASE_URL): "
+                      "/v1/chat/completions and /v1/responses answer 503")
+    if settings.anthropic_upstream_base_url:
+        headers = {"anthropic-version": "2023-06-01"}
+        if settings.anthropic_upstream_api_key:
+            headers["x-api-key"] = settings.anthropic_upstream_api_key
+        yield _reach("upstream (Anthropic API)",
+                     settings.anthropic_upstream_base_url.rstrip("/") + "/v1/models", headers,
+                     "PEGASUS_ANTHROPIC_UPSTREAM_BASE_URL",
+                     "PEGASUS_ANTHROPIC_UPSTREAM_API_KEY")
+    else:
+        yield skipped("upstream (Anthropic API)", "not set (PEGASUS_ANTHROPIC_UPSTREAM_BASE_URL): "
+                      "/v1/messages answers 503")
+
+
+def _reach(part: str, url: str, headers: dict[str, str], url_setting: str,
+           key_setting: str) -> Check:
+    try:
+        answer = httpx.get(url, headers=headers, timeout=10)
+    except httpx.HTTPError as exc:
+        return problem(part, f"cannot reach {url} ({_one_line(exc)}): check {url_setting}")
+    if answer.status_code in (401, 403):
+        return problem(part, f"{url} refused the key ({answer.status_code}): set {key_setting}")
+    if answer.status_code != 200:
+        return problem(part, f"{url} answered {answer.status_code}: check {url_setting}")
+    return ok(part, f"{url} answers")
+
+
+def _serve(url: str) -> Check:
+    try:
+        answer = httpx.get(url.rstrip("/") + "/readyz", timeout=10)
+        body = answer.json()
+    except (httpx.HTTPError, ValueError) as exc:
+        return problem("pegasus serve", f"nothing answers at {url} ({_one_line(exc)}): start "
+                       "`pegasus serve`, or set PEGASUS_URL to where it runs")
+    if answer.status_code != 200:
+        wrong = {k: v for k, v in body.items() if k not in ("status", "extraction") and v != "ok"}
+        return problem("pegasus serve", f"{url} is not ready: {json.dumps(wrong)}")
+    return ok("pegasus serve", f"{url} is ready; extraction {body.get('extraction', '?')}")
+
+
+def _hooks(part: str, path: Path, more: str = "") -> Check:
+    """The file's pegasus-hook commands: every event there, and the program they name found."""
+    if not path.is_file():
+        return skipped(part, f"none in {path} (not needed with the proxy)")
+    try:
+        config = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        return problem(part, f"{path} is not JSON ({_one_line(exc)}): fix it")
+    commands = {event: [h.get("command", "") for group in (config.get("hooks") or {}).get(event, [])
+                        for h in group.get("hooks", []) if "pegasus-hook" in h.get("command", "")]
+                for event in HOOK_EVENTS}
+    if not any(commands.values()):
+        return skipped(part, f"none in {path} (not needed with the proxy)")
+    missing = [event for event, found in commands.items() if not found]
+    if missing:
+        return problem(part, f"{path} has no pegasus-hook for {', '.join(missing)}: add it as "
+                       "README shows")
+    program = shlex.split(next(c for found in commands.values() for c in found))[0]
+    found = shutil.which(program, path=os.environ.get("PATH"))
+    if found is None:
+        here = shutil.which("pegasus-hook")
+        todo = (f"use its full path {here} in the commands, or put {Path(here).parent} on PATH"
+                if here else "install Pegasus where the CLI runs, or give the hook's full path")
+        return problem(part, f"{path} runs {program!r}, which is not on PATH: {todo}")
+    suffix = f"; {more}" if more else ""
+    return ok(part, f"{path}: {', '.join(HOOK_EVENTS)} run {found}{suffix}")
