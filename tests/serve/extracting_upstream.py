@@ -62,7 +62,9 @@ class ExtractingUpstream(StubUpstream):
         if not body.get("tools"):
             return await self._replay(request, body, self.messages)
         self.extractions.append({"api": "messages", "model": body["model"], "body": body,
-                                 "key": request.headers.get("x-api-key")})
+                                 # the Anthropic SDK sends its key as a bearer token
+                                 "key": request.headers.get("x-api-key") or request.headers.get(
+                                     "authorization", "").removeprefix("Bearer ")})
         answered = any(isinstance(m.get("content"), list)
                        and any(b.get("type") == "tool_result" for b in m["content"])
                        for m in body["messages"])
