@@ -51,9 +51,33 @@ def end(session: str) -> dict:
 
 @pytest.fixture
 def server(settings, user_id):
+    """A server that can extract (the scripted model), so no prompt carries the notice."""
+    configured = settings.model_copy(update={"api_keys": {KEY: user_id},
+                                             "llm_factory": "tests.e2e.opencode_llm:extractor"})
+    with Memory(configured) as memory, serving(create_app(memory)) as url:
+        yield url, memory
+
+
+def test_with_no_llm_the_first_prompt_of_each_session_says_so_once(settings, user_id,
+                                                                   tmp_path):
     with (Memory(settings.model_copy(update={"api_keys": {KEY: user_id}})) as memory,
           serving(create_app(memory)) as url):
-        yield url, memory
+        spool = tmp_path / "spool.json"
+        first = run_hook("UserPromptSubmit", prompt("n1", "hello"), url, spool)
+        notice = json.loads(first.stdout)
+        assert notice["systemMessage"] == (
+            "[pegasus] memories are not being formed: pegasus serve has "
+            f"{memory.extraction.why}")
+        assert first.stderr.strip() == notice["systemMessage"]
+        # the model hears it too: headless CLIs show nothing but its reply
+        assert notice["hookSpecificOutput"]["additionalContext"] == (
+            "Notice from the user's memory tool (Pegasus), for the user: memories are not "
+            f"being formed: pegasus serve has {memory.extraction.why}. Tell the user this in "
+            "one short sentence at the start of your reply, once.")
+        again = run_hook("UserPromptSubmit", prompt("n1", "and again"), url, spool)
+        assert again.returncode == 0 and again.stdout == "" and again.stderr == ""
+        other = run_hook("UserPromptSubmit", prompt("n2", "a new session"), url, spool)
+        assert "memories are not being formed" in json.loads(other.stdout)["systemMessage"]
 
 
 def test_a_prompt_is_recorded_and_gets_the_memory_it_recalls(server, user_id, tmp_path):
