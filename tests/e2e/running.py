@@ -53,7 +53,7 @@ def pegasus_serve(env: dict[str, str], log_path: Path) -> Iterator[str]:
                                     str(port)], env=env, stdout=log, stderr=subprocess.STDOUT,
                                    cwd=ROOT)
         url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + 300  # loading torch and the model on a busy machine
         while True:
             try:
                 if httpx.get(url + "/openapi.json", timeout=2).status_code == 200:

@@ -27,7 +27,7 @@ import pytest
 from pegasus import Memory
 from pegasus.neo4j_local import free_port
 from tests.e2e.opencode_llm import SAID
-from tests.e2e.running import KEY, ROOT, SARAH, memory_block, wait_for
+from tests.e2e.running import KEY, ROOT, SARAH, memory_block, pegasus_serve, wait_for
 from tests.serve.servers import StubUpstream
 
 AGENTS = ROOT / "tests" / "e2e" / "agents"
@@ -297,3 +297,32 @@ def test_the_hooks_go_on_when_pegasus_serve_is_down_and_send_later(
     assert closed_with_turns(settings, user_id, session) == [
         {"role": "user", "content": FIRST}, {"role": "assistant", "content": REPLY}]
     assert json.loads((home / "pegasus-spool.json").read_text())["down"] is False
+
+
+def test_with_no_llm_each_cli_tells_the_person_once(agents, stub, neo4j_env, settings,
+                                                    user_id, tmp_path):
+    """#36: serve with no LLM and no upstream; the hooks' first prompt of a session tells the
+    person. Headless, both CLIs show only the model's reply, so the model is handed the notice;
+    Claude Code's stream-json shows the hook's message as the interactive CLI does."""
+    env = {**{k: v for k, v in neo4j_env.items() if not k.startswith("PEGASUS_LLM_")},
+           "PEGASUS_API_KEYS": json.dumps({KEY: user_id}),
+           "PEGASUS_HOME": str(tmp_path / "pegasus-home")}
+    notice = "memories are not being formed: pegasus serve has no LLM to extract memories with"
+    with pegasus_serve(env, tmp_path / "serve.log") as url:
+        home = tmp_path / "home"
+        run = claude(home, FIRST, stub.url, "model-key", url, hooks=True,
+                     options=("--output-format", "stream-json", "--verbose",
+                              "--include-hook-events"))
+        assert run.returncode == 0, run.stderr[-3000:]
+        events = [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
+        shown = [e["output"] for e in events if e.get("subtype") == "hook_response"
+                 and notice in e.get("output", "")]
+        assert len(shown) == 1, [e for e in events if e.get("subtype") == "hook_response"]
+        assert notice in json.dumps(body_for(stub.received_messages, FIRST))
+        asked = codex(home, SECOND, stub.url + "/v1", "model-key", url, hooks=True)
+        assert asked.returncode == 0, asked.stderr[-3000:]
+        assert notice in json.dumps(body_for(stub.received_responses, SECOND))
+        session = claude_session(body_for(stub.received_messages, FIRST))
+        with Memory(settings) as memory:
+            assert wait_for(lambda: memory.conversation_state(user_id, session)
+                            ["awaiting_extraction"])

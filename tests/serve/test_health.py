@@ -32,7 +32,10 @@ def test_alive_and_ready_without_a_key(client):
     memory.embedder.embed(["load the model"])
     ready = http.get("/readyz")
     assert ready.status_code == 200
-    assert ready.json() == {"status": "ready", "neo4j": "ok", "migrations": "ok", "model": "ok"}
+    # no LLM and no upstream: ready all the same, and it says what to set (#36)
+    assert ready.json() == {"status": "ready", "neo4j": "ok", "migrations": "ok", "model": "ok",
+                            "extraction": f"off: {memory.extraction.why}"}
+    assert "set PEGASUS_UPSTREAM_BASE_URL" in memory.extraction.why
 
 
 def test_not_ready_when_neo4j_does_not_answer(settings, user_id):
@@ -61,6 +64,8 @@ def test_metrics_count_requests_recalls_commits_and_closes(client, raw_driver):
     assert http.post("/v1/memory/recall", json={"text": "no key"}).status_code == 401
     raw_driver.execute_query("CREATE (:Conversation {user_id: $u, id: 'x', status: 'failed'})",
                              u=user)
+    raw_driver.execute_query("CREATE (:Conversation {user_id: $u, id: 'y', status: 'closed', "
+                             "awaiting_extraction: true})", u=user)
     text = http.get("/metrics").text
     got = samples(text)
     route = "/v1/memory/recall"
@@ -71,6 +76,7 @@ def test_metrics_count_requests_recalls_commits_and_closes(client, raw_driver):
     assert got[("pegasus_recall_seconds_count", ())] == 3
     assert got[("pegasus_commits_total", ())] == 1
     assert got[("pegasus_closes_failed", ())] >= 1
+    assert got[("pegasus_closes_awaiting_extraction", ())] >= 1
     assert user not in text and "Sarah" not in text  # no user, no words
     assert got[("pegasus_upstream_errors_total", ())] == 0
 

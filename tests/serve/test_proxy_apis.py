@@ -146,6 +146,14 @@ def test_messages_without_an_anthropic_upstream_are_a_clear_503(settings, two_us
                                   "messages": [{"role": "user", "content": "hi"}]})
         assert answer.status_code == 503
         assert "PEGASUS_ANTHROPIC_UPSTREAM_BASE_URL" in answer.json()["error"]["message"]
+        # Anthropic's error shape, every error of /v1/messages (#36)
+        assert answer.json() == {"type": "error", "error": {
+            "type": "api_error", "message": answer.json()["error"]["message"]}}
+        invalid = httpx.post(app.state.url + "/v1/messages", headers={"x-api-key": KEY_A},
+                             json={"model": "m", "max_tokens": 0, "messages": []})
+        assert invalid.status_code == 422
+        assert invalid.json()["type"] == "error"
+        assert invalid.json()["error"]["type"] == "invalid_request_error"
 
 
 def test_anthropic_request_pieces():

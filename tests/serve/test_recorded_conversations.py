@@ -39,6 +39,10 @@ def server(settings, alice, llm=None, **overrides):
     return memory, create_app(memory)
 
 
+# what the turns API says of extraction with the scripted model (#36)
+ON = {"extraction": "on: GenericFakeChatModel via the chat model given to Memory"}
+
+
 def post(url, path, body=None):
     return httpx.post(url + path, json=body or {}, headers={"Authorization": f"Bearer {KEY}"},
                       timeout=30)
@@ -64,12 +68,13 @@ def test_turns_are_recorded_once_each_and_a_closed_conversation_continues(settin
         first = post(url, "/v1/memory/turns", {"conversation_id": "s1", "turns": [
             {"id": "m1", "role": "user", "content": SAID}]})
         assert first.status_code == 200
-        assert first.json() == {"conversation_id": "s1", "turns": 1}
+        assert first.json() == {"conversation_id": "s1", "turns": 1,
+                                **ON}
         # the client did not see the answer and sends it again, with the next turn
         again = post(url, "/v1/memory/turns", {"conversation_id": "s1", "turns": [
             {"id": "m1", "role": "user", "content": SAID},
             {"id": "p1", "role": "assistant", "content": "Good luck to her!"}]})
-        assert again.json() == {"conversation_id": "s1", "turns": 2}
+        assert again.json() == {"conversation_id": "s1", "turns": 2, **ON}
         assert [t for t in state(memory, alice, "s1")["turns"]] == [
             '{"role": "user", "content": "' + SAID + '"}',
             '{"role": "assistant", "content": "Good luck to her!"}']
@@ -84,7 +89,7 @@ def test_turns_are_recorded_once_each_and_a_closed_conversation_continues(settin
 
         later = post(url, "/v1/memory/turns", {"conversation_id": "s1", "turns": [
             {"id": "m2", "role": "user", "content": "One more thing."}]})
-        assert later.json() == {"conversation_id": "s1.2", "turns": 1}
+        assert later.json() == {"conversation_id": "s1.2", "turns": 1, **ON}
         refused = post(url, "/v1/memory/turns", {"conversation_id": "s1", "turns": [
             {"role": "robot", "content": "x"}]})
         assert refused.status_code == 422 and "role" in refused.json()["error"]["message"]
