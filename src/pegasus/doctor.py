@@ -16,7 +16,7 @@ from typing import Literal
 import httpx
 
 from pegasus import cypher
-from pegasus.settings import Settings
+from pegasus.settings import Settings, secret_text
 
 HOOK_EVENTS = ("UserPromptSubmit", "Stop", "SessionEnd")
 
@@ -118,7 +118,7 @@ def _llm(settings: Settings, latest: str | None) -> Check:
 
 def _upstreams(settings: Settings) -> Iterator[Check]:
     if settings.upstream_base_url:
-        headers = ({"Authorization": f"Bearer {settings.upstream_api_key}"}
+        headers = ({"Authorization": f"Bearer {secret_text(settings.upstream_api_key)}"}
                    if settings.upstream_api_key else {})
         yield _reach("upstream (OpenAI API)", settings.upstream_base_url.rstrip("/") + "/models",
                      headers, "PEGASUS_UPSTREAM_BASE_URL", "PEGASUS_UPSTREAM_API_KEY")
@@ -128,7 +128,7 @@ def _upstreams(settings: Settings) -> Iterator[Check]:
     if settings.anthropic_upstream_base_url:
         headers = {"anthropic-version": "2023-06-01"}
         if settings.anthropic_upstream_api_key:
-            headers["x-api-key"] = settings.anthropic_upstream_api_key
+            headers["x-api-key"] = secret_text(settings.anthropic_upstream_api_key) or ""
         yield _reach("upstream (Anthropic API)",
                      settings.anthropic_upstream_base_url.rstrip("/") + "/v1/models", headers,
                      "PEGASUS_ANTHROPIC_UPSTREAM_BASE_URL",
