@@ -9,12 +9,23 @@ import json
 import pytest
 
 from tests.e2e.running import KEY, pegasus_serve
+from tests.serve.extracting_upstream import ExtractingUpstream
 from tests.serve.servers import StubUpstream, serving
 
 
 @pytest.fixture
 def stub():
-    upstream = StubUpstream()
+    yield from stub_running(StubUpstream())
+
+
+@pytest.fixture
+def extracting_stub():
+    """A stub upstream that also answers extraction's tool calls (tests/serve)."""
+    yield from stub_running(ExtractingUpstream())
+
+
+def stub_running(upstream: StubUpstream):
+    """The stub on a loopback port, answering at once; `upstream.url` is its address."""
     upstream.CHUNK_DELAY_S = 0.0
     with serving(upstream.app) as url:
         upstream.url = url

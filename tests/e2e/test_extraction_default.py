@@ -23,20 +23,15 @@ import pytest
 from pegasus import Memory
 from pegasus.llm import WHAT_TO_SET
 from tests.e2e.running import KEY, ROOT, memory_block, pegasus_serve, wait_for
-from tests.serve.extracting_upstream import TAUGHT, ExtractingUpstream
-from tests.serve.servers import serving
+from tests.serve.extracting_upstream import TAUGHT
 
 ASKED = "What could I give Maya before her marathon?"
 HOOK = Path(sys.executable).parent / "pegasus-hook"
 
 
 @pytest.fixture
-def upstream():
-    stub = ExtractingUpstream()
-    stub.CHUNK_DELAY_S = 0.0
-    with serving(stub.app) as url:
-        stub.url = url
-        yield stub
+def upstream(extracting_stub):
+    return extracting_stub
 
 
 def readme_env(neo4j_env: dict, user_id: str, tmp_path: Path, **upstreams: str) -> dict:
