@@ -17,6 +17,7 @@ from pegasus.demo import samples
 from pegasus.hook import MEMORY_PREAMBLE
 from pegasus.serve.app import create_app
 from tests.helpers import call, scripted_model
+from tests.serve.extracting_upstream import ExtractingUpstream
 from tests.serve.servers import StubUpstream, serving
 
 KEY_A, KEY_B, KEY_C = "key-alice-0001", "key-bruno-0002", "key-carla-0003"
@@ -37,7 +38,8 @@ NOTHING = "What is the boiling point of water at sea level?"
 def proxy(settings, user_ids, llm=None, **overrides):
     """The proxy on a real port in front of a stub upstream (its OpenAI and Anthropic APIs);
     (OpenAI client factory, stub, memory, app). The app's URL is `app.state.url`."""
-    stub = StubUpstream()
+    # with no LLM given, closes extract through this upstream (#36): it answers the tools too
+    stub = ExtractingUpstream()
     with serving(stub.app) as upstream_url:
         keys = dict(zip((KEY_A, KEY_B, KEY_C), user_ids, strict=False))
         configured = settings.model_copy(update={"api_keys": keys,
