@@ -1,7 +1,9 @@
 // A user's memories for the person to see (design §10): every edge of the partition, or the
 // edges of the given entities ($entity_ids), or the given edges ($rows: {edge_id, source_id,
-// target_id}), each with its state at $now, filtered to $states, one page at a time (ordered
-// by source, relation, target, id).
+// target_id}), each with its state at $now and the instant its shown words were said (its own
+// :Snippet's said_at, else the edge's created_at), filtered to $states and to words said in
+// [$said_from, $said_until) when given, one page at a time: ordered by source, relation,
+// target, id, or most recently said first when $newest_first.
 CALL () {
   WITH 1 AS one WHERE $entity_ids IS NULL AND $rows IS NULL
   MATCH (a:Entity {user_id: $user_id})-[r]->(b:Entity {user_id: $user_id})
@@ -27,6 +29,9 @@ WITH a, r, b, CASE
   WHEN r.expires_at IS NOT NULL AND r.expires_at <= $now THEN 'expired'
   ELSE 'current' END AS state
 WHERE state IN $states
+OPTIONAL MATCH (s:Snippet {user_id: $user_id, id: r.id})
+WITH a, r, b, state, coalesce(s.said_at, r.created_at) AS said
+WHERE ($said_from IS NULL OR said >= $said_from) AND ($said_until IS NULL OR said < $said_until)
 RETURN r.id AS id, a.id AS source_id, a.name AS source, type(r) AS relation, b.id AS target_id,
        b.name AS target, state, r.strength AS strength, r.strength_at_touch AS strength_at_touch,
        r.confidence AS confidence, toString(r.touched_at) AS touched_at,
@@ -34,6 +39,6 @@ RETURN r.id AS id, a.id AS source_id, a.name AS source, type(r) AS relation, b.i
        toString(r.retracted_at) AS retracted_at, r.stability AS stability,
        r.cardinality AS cardinality, coalesce(r.dormant, false) AS dormant,
        r.superseded_at IS NOT NULL AS superseded, coalesce(r.expired, false) AS expired,
-       r.snippet AS snippet, r.conversations AS conversations
-ORDER BY source, relation, target, id
+       r.snippet AS snippet, r.conversations AS conversations, toString(said) AS said_at
+ORDER BY CASE WHEN $newest_first THEN said END DESC, source, relation, target, id
 SKIP $skip LIMIT $limit

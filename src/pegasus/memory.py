@@ -395,6 +395,19 @@ class Memory:
             raise NotFoundError(f"no entity named {name!r} in {user_id}'s memory")
         return [EntityView(**{**row, "properties": dict(row["properties"])}) for row in rows]
 
+    def entity(self, user_id: str, ref: str, at: datetime | None = None) -> EntityView:
+        """The one entity `ref` names (its id, else its name or an alias), with its strongest
+        current edges; NotFoundError when none, AmbiguousEntityError when several."""
+        from pegasus.ownership.refs import resolve_entity
+
+        _check_id("user_id", user_id)
+        choice = self.store.read(lambda tx: resolve_entity(tx, user_id, ref))
+        found = next((v for v in self.entities(user_id, choice.name, at=at)
+                      if v.id == choice.id), None)
+        if found is None:  # its name has no key (never so after a commit): say so, not crash
+            raise NotFoundError(f"no entity {ref!r} in {user_id}'s memory")
+        return found
+
     def remember(
         self,
         user_id: str,
@@ -442,10 +455,13 @@ class Memory:
         staging.clear()
         return report
 
-    def merges(self, user_id: str, include_pending: bool = False) -> list[MergeRecord]:
-        """Flagged merges to inspect (and pending review candidates when asked)."""
+    def merges(self, user_id: str, include_pending: bool = False, include_merged: bool = False
+               ) -> list[MergeRecord]:
+        """Flagged merges to inspect (and pending review candidates, and merges made without
+        a flag, when asked), newest first."""
         _check_id("user_id", user_id)
-        statuses = ["flagged", "pending"] if include_pending else ["flagged"]
+        statuses = ["flagged", *(["pending"] if include_pending else []),
+                    *(["merged"] if include_merged else [])]
         return [MergeRecord(**r) for r in self.store.query("read/merge_records", user_id=user_id,
                                                             statuses=statuses)]
 
@@ -453,15 +469,21 @@ class Memory:
 
     def memories(self, user_id: str, about: str | None = None,
                  state: str | list[str] = "current", limit: int | None = None, offset: int = 0,
-                 at: datetime | None = None) -> list[MemoryEdge]:
+                 at: datetime | None = None, newest_first: bool = False,
+                 said_from: datetime | None = None, said_until: datetime | None = None
+                 ) -> list[MemoryEdge]:
         """A user's memories in a state (current, superseded, dormant, expired, retracted or
-        all), about one entity (its name, an alias or its id) when given; one page of `limit`
-        from `offset` (ordered by source, relation, target)."""
+        all), about one entity (its name, an alias or its id) when given, their words said in
+        [said_from, said_until) when given; one page of `limit` from `offset` (ordered by
+        source, relation, target, or most recently said first)."""
         from pegasus.ownership.see import memories
 
         _check_id("user_id", user_id)
         now = aware(at)
-        return self.store.read(lambda tx: memories(tx, user_id, about, state, now, limit, offset))
+        since = aware(said_from) if said_from is not None else None
+        until = aware(said_until) if said_until is not None else None
+        return self.store.read(lambda tx: memories(tx, user_id, about, state, now, limit, offset,
+                                                   newest_first, since, until))
 
     def memory(self, user_id: str, memory_id: str, at: datetime | None = None) -> MemoryHistory:
         """One memory with its history: every sighting, reinforcements, its strength at `at`

@@ -354,6 +354,7 @@ class MemoryEdge(BaseModel):
     expired: bool = False
     snippet: str | None = None
     conversations: list[str] = Field(default_factory=list)
+    said_at: str | None = None  # ISO 8601: when the words shown were said
 
     @field_validator("conversations", mode="before")
     @classmethod

@@ -189,6 +189,8 @@ class Settings(BaseSettings):
     # API key → user id. PEGASUS_API_KEYS as a JSON object, and/or a JSON file of that shape.
     api_keys: dict[SecretStr, str] = Field(default_factory=dict)
     api_key_file: Path | None = None
+    # A sign-in on the memory page (GET /) lasts this long; signing out ends it sooner.
+    page_session_h: float = Field(default=12.0, gt=0, le=24 * 30)
     upstream_base_url: str | None = None  # e.g. https://api.openai.com/v1 or Ollama's /v1
     upstream_api_key: SecretStr | None = None
     upstream_timeout_s: float = 300.0

@@ -59,6 +59,7 @@ from pegasus.serve.auth import KeyRing, load_keys
 from pegasus.serve.conversations import Conversations
 from pegasus.serve.http import ID, ID_PATTERN, Unauthorized, User, error, error_responses
 from pegasus.serve.metrics import Metrics, add_routes
+from pegasus.serve.page import router as page_router
 from pegasus.serve.proxy import router
 from pegasus.serve.responses import router as responses_router
 from pegasus.settings import secret_text
@@ -257,6 +258,7 @@ def create_app(memory: Memory, upstream: httpx.AsyncClient | None = None) -> Fas
     app.include_router(router)
     app.include_router(anthropic_router)
     app.include_router(responses_router)
+    app.include_router(page_router)
     return app
 
 

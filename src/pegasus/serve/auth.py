@@ -50,5 +50,10 @@ class KeyRing:
         return found
 
     @property
+    def entries(self) -> list[tuple[bytes, str]]:
+        """(key, user id) pairs, for what is derived from the keys (the page's sessions)."""
+        return list(self._keys)
+
+    @property
     def users(self) -> set[str]:
         return {user for _, user in self._keys}

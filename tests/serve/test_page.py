@@ -1,0 +1,329 @@
+"""The memory page over HTTP: sign-in cookie, security headers, CSRF, tenant isolation, escaping,
+and each verb's result, against the real Neo4j (the browser test drives the same page)."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import UTC, datetime
+
+import pytest
+from fastapi.testclient import TestClient
+
+from pegasus import Memory
+from pegasus.serve.app import create_app
+from pegasus.serve.page import CSP
+from tests.helpers import rel, snapshot
+
+KEY_A, KEY_B = "key-page-alice-1", "key-page-bruno-2"
+XSS = '<script>alert("x")</script> and <img src=x onerror=alert(1)>'
+WORK = {"entities": [{"name": "Sarah", "kind": "PERSON", "aliases": ["Sarah K"]},
+                     {"name": "Acme", "kind": "ORG"}],
+        "relations": [rel("User", "HAS_BOSS", "Sarah", "my boss Sarah moved the deadline again"),
+                      rel("User", "WORKS_AT", "Acme", "I have been at Acme for three years")]}
+HOME = {"entities": [{"name": "Lisbon", "kind": "PLACE"}],
+        "relations": [rel("User", "LIVES_IN", "Lisbon", f"we moved to Lisbon {XSS}")]}
+
+
+@pytest.fixture
+def page(settings, user_id):
+    """A client of the app, alice's memory with two conversations (March and April)."""
+    configured = settings.model_copy(update={"api_keys": {KEY_A: f"{user_id}-a",
+                                                          KEY_B: f"{user_id}-b"}})
+    with Memory(configured) as memory:
+        alice = f"{user_id}-a"
+        memory.commit(alice, "c-work", WORK, at=datetime(2026, 3, 1, 9, tzinfo=UTC))
+        memory.commit(alice, "c-home", HOME, at=datetime(2026, 4, 2, 9, tzinfo=UTC))
+        with TestClient(create_app(memory), base_url="http://testserver") as client:
+            yield client, memory, alice, f"{user_id}-b"
+
+
+def sign_in(client: TestClient, key: str) -> str:
+    """Sign in; the session's CSRF token, read from the page as a browser's form would."""
+    answer = client.post("/sign-in", data={"key": key}, follow_redirects=False)
+    assert answer.status_code == 303 and answer.headers["location"] == "/memories"
+    return csrf_of(client.get("/memories").text)
+
+
+def csrf_of(html: str) -> str:
+    return re.search(r'name="csrf" value="([0-9a-f]+)"', html).group(1)
+
+
+def test_sign_in_sets_an_httponly_strict_cookie_that_is_not_the_key(page):
+    client = page[0]
+    form = client.get("/")
+    assert form.status_code == 200 and '<input id="key" name="key" type="password"' in form.text
+    assert 'method="post" action="/sign-in"' in form.text
+    wrong = client.post("/sign-in", data={"key": "not-a-key-123"}, follow_redirects=False)
+    assert wrong.status_code == 401 and "not one this server knows" in wrong.text
+    assert "set-cookie" not in wrong.headers
+    answer = client.post("/sign-in", data={"key": KEY_A}, follow_redirects=False)
+    cookie = answer.headers["set-cookie"]
+    assert answer.status_code == 303 and answer.headers["location"] == "/memories"
+    assert "HttpOnly" in cookie and "SameSite=strict" in cookie and "Path=/" in cookie
+    assert "Secure" not in cookie  # plain HTTP here; over HTTPS the cookie is Secure
+    value = client.cookies["pegasus_session"]
+    assert KEY_A not in value and KEY_A not in answer.headers["location"]
+    listing = client.get("/memories")
+    assert listing.status_code == 200 and KEY_A not in listing.text
+    # Signed in, / goes straight to the list; signing out ends it.
+    assert client.get("/", follow_redirects=False).headers["location"] == "/memories"
+    out = client.post("/sign-out", data={"csrf": csrf_of(listing.text)}, follow_redirects=False)
+    assert out.status_code == 303 and 'pegasus_session=""' in out.headers["set-cookie"]
+    assert client.get("/memories", follow_redirects=False).headers["location"] == "/"
+
+
+def test_over_https_the_cookie_is_secure(page):
+    client = TestClient(page[0].app, base_url="https://testserver")
+    answer = client.post("/sign-in", data={"key": KEY_A}, follow_redirects=False)
+    assert "Secure" in answer.headers["set-cookie"]
+
+
+def test_a_forged_or_expired_cookie_signs_nobody_in(page):
+    client = page[0]
+    sign_in(client, KEY_A)
+    good = client.cookies["pegasus_session"]
+    fingerprint, expires, nonce, mac = good.split(".")
+    forged = [f"{fingerprint}.{int(expires) + 999}.{nonce}.{mac}",  # a longer life
+              f"{fingerprint}.{expires}.{nonce}.{'0' * len(mac)}",
+              f"{'0' * 32}.{expires}.{nonce}.{mac}", KEY_A, "", "a.b.c"]
+    for value in forged:
+        client.cookies.clear()
+        client.cookies.set("pegasus_session", value)
+        assert client.get("/memories", follow_redirects=False).headers["location"] == "/", value
+    # A session signed now but already expired (lifetime 0 would be refused by the settings).
+    sessions = client.app.state.page_sessions
+    sessions.lifetime_s = -10
+    client.cookies.clear()
+    client.cookies.set("pegasus_session", sessions.issue(KEY_A))
+    sessions.lifetime_s = 3600
+    assert client.get("/memories", follow_redirects=False).status_code == 303
+
+
+def test_every_page_answer_carries_the_content_security_policy(page):
+    client = page[0]
+    assert "script-src 'self'" in CSP and "unsafe-inline" not in CSP
+    assert "frame-ancestors 'none'" in CSP and "form-action 'self'" in CSP
+    answers = [client.get("/"), client.get("/static/page.css"), client.get("/static/page.js"),
+               client.post("/sign-in", data={"key": "wrong-key-000"})]
+    sign_in(client, KEY_A)
+    answers += [client.get("/memories"), client.get("/memories/nope"), client.get("/search"),
+                client.post("/memories/nope/forget", data={"csrf": "bad"})]
+    assert [a.status_code for a in answers] == [200, 200, 200, 401, 200, 404, 200, 403]
+    for answer in answers:
+        assert answer.headers["content-security-policy"] == CSP
+        assert answer.headers["x-content-type-options"] == "nosniff"
+    assert answers[1].headers["content-type"].startswith("text/css")
+    assert client.get("/static/../app.py").status_code == 404
+    assert client.get("/static/nope.css").status_code == 404
+    # No inline script or style anywhere the page renders: the policy would block it.
+    for html in [answers[0].text, answers[4].text]:
+        assert "<style" not in html and " style=" not in html
+        assert re.findall(r"<script[^>]*>", html) == ['<script src="/static/page.js" defer>']
+
+
+def test_the_list_is_most_recent_first_with_words_day_strength_and_state(page):
+    client, memory, alice, _ = page
+    sign_in(client, KEY_A)
+    html = client.get("/memories").text
+    order = [html.index(w) for w in ("LIVES_IN", "HAS_BOSS", "WORKS_AT")]
+    assert order == sorted(order)  # April first, then March (by relation on the same day)
+    assert "my boss Sarah moved the deadline again" in html
+    assert '<time datetime="2026-04-02">2026-04-02</time>' in html
+    assert html.count('<span class="state">active</span>') == 3
+    assert re.search(r"strength \d+", html)
+    boss = memory.memories(alice, about="Sarah")[0]
+    memory.retract(alice, boss.id)
+    assert '<span class="state">retracted</span>' in client.get("/memories").text
+    about = client.get("/memories", params={"about": "Sarah K"}).text
+    assert "HAS_BOSS" in about and "LIVES_IN" not in about
+    march = client.get("/memories", params={"said_from": "2026-03-01",
+                                            "said_until": "2026-03-31"}).text
+    assert "HAS_BOSS" in march and "LIVES_IN" not in march
+    april = client.get("/memories", params={"said_from": "2026-04-02"}).text
+    assert "LIVES_IN" in april and "HAS_BOSS" not in april
+    faded = client.get("/memories", params={"state": "retracted"}).text
+    assert "HAS_BOSS" in faded and "WORKS_AT" not in faded
+    bad = client.get("/memories", params={"said_from": "yesterday"})
+    assert bad.status_code == 400 and "must be a day like" in bad.text
+
+
+def test_the_list_pages(page, monkeypatch):
+    client = page[0]
+    monkeypatch.setattr("pegasus.serve.page.PAGE_SIZE", 2)
+    sign_in(client, KEY_A)
+    first = client.get("/memories").text
+    assert first.count('class="memory ') == 2 and 'rel="next"' in first
+    second = client.get("/memories", params={"page": 2}).text
+    assert second.count('class="memory ') == 1 and 'rel="next"' not in second
+    assert 'rel="prev"' in second and "WORKS_AT" in second
+
+
+def test_stored_markup_is_shown_as_text(page):
+    client, memory, alice, _ = page
+    sign_in(client, KEY_A)
+    [home] = memory.memories(alice, about="Lisbon")
+    for path in ["/memories", f"/memories/{home.id}", f"/entities/{home.target_id}"]:
+        html = client.get(path).text
+        assert "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;" in html, path
+        assert "&lt;img src=x onerror=alert(1)&gt;" in html, path
+        assert "<img" not in html and "<script>" not in html, path
+
+
+def test_a_memory_page_shows_its_history(page):
+    client, memory, alice, _ = page
+    memory.commit(alice, "c-again", {"relations": [rel("User", "HAS_BOSS", "Sarah",
+                                                       "Sarah is still my boss")]},
+                  at=datetime(2026, 5, 1, tzinfo=UTC))
+    [boss] = memory.memories(alice, about="Sarah")
+    memory.close_conversation(alice, "c-again")
+    sign_in(client, KEY_A)
+    html = client.get(f"/memories/{boss.id}").text
+    assert "Every time it was said (2)" in html
+    assert "<code>c-work</code>" in html and "<code>c-again</code>" in html
+    assert "Sarah is still my boss" in html and "2026-05-01" in html
+
+
+def test_search_shows_the_block_the_model_would_get(page):
+    client, memory, alice, _ = page
+    csrf = sign_in(client, KEY_A)
+    html = client.post("/search", data={"csrf": csrf, "q": "what did my boss Sarah do"}).text
+    block = memory.recall(alice, "what did my boss Sarah do").render()
+    assert block and "[CONTEXT]" in block
+    shown = re.search(r'<pre class="block">(.*?)</pre>', html, re.S).group(1)
+    assert shown.replace("&#34;", '"').replace("&#39;", "'") == block
+    assert client.post("/search", data={"q": "Sarah"}).status_code == 403
+
+
+def test_another_key_sees_only_its_own_memory(page, raw_driver):
+    client, memory, alice, bruno = page
+    [boss] = memory.memories(alice, about="Sarah")
+    csrf = sign_in(client, KEY_B)
+    listing = client.get("/memories").text
+    assert "No memory matches." in listing and "Sarah" not in listing
+    before = snapshot(raw_driver)
+    for path in [f"/memories/{boss.id}", f"/entities/{boss.target_id}",
+                 f"/entities/{boss.source_id}", "/entities/Sarah"]:
+        answer = client.get(path)
+        assert answer.status_code == 404 and "Sarah" not in answer.text.replace(
+            f"/entities/{boss.target_id}", ""), path
+    probes = [(f"/memories/{boss.id}/forget", {}), (f"/memories/{boss.id}/retract", {}),
+              (f"/entities/{boss.target_id}/rename", {"name": "Sara"}),
+              (f"/entities/{boss.target_id}/forget", {"confirm": "yes"}),
+              (f"/entities/{boss.target_id}/merge", {"absorb": boss.source_id})]
+    for path, form in probes:
+        assert client.post(path, data={"csrf": csrf, **form}).status_code == 404, path
+    assert client.get("/memories", params={"about": "Sarah"}).status_code == 404
+    assert snapshot(raw_driver) == before
+    assert len(memory.memories(alice, state="all")) == 3
+
+
+def test_a_change_without_the_token_or_from_another_site_is_refused(page, raw_driver):
+    client, memory, alice, _ = page
+    [boss] = memory.memories(alice, about="Sarah")
+    csrf = sign_in(client, KEY_A)
+    before = snapshot(raw_driver)
+    attempts = [({}, {}), ({"csrf": "0" * 64}, {}), ({"csrf": csrf[:-1]}, {}),
+                ({"csrf": csrf}, {"Origin": "https://evil.example"}),
+                ({"csrf": csrf}, {"Sec-Fetch-Site": "cross-site"}),
+                ({"csrf": csrf}, {"Origin": "null"})]
+    for form, headers in attempts:
+        answer = client.post(f"/memories/{boss.id}/forget", data=form, headers=headers)
+        assert answer.status_code == 403 and "Reload the page" in answer.text, (form, headers)
+    refused = client.post("/sign-in", data={"key": KEY_A},
+                          headers={"Origin": "https://evil.example"})
+    assert refused.status_code == 403
+    assert snapshot(raw_driver) == before
+    # A session's token is its own: bruno's token does not work with alice's session.
+    other = TestClient(client.app)
+    assert csrf != sign_in(other, KEY_B)
+    done = client.post(f"/memories/{boss.id}/forget", data={"csrf": csrf},
+                       headers={"Origin": "http://testserver", "Sec-Fetch-Site": "same-origin"})
+    assert done.status_code == 200 and "The memory is forgotten" in done.text
+    assert memory.memories(alice, about="Sarah") == []
+
+
+def test_correct_rename_alias_merge_and_undo(page):
+    client, memory, alice, _ = page
+    csrf = sign_in(client, KEY_A)
+    [boss] = memory.memories(alice, about="Sarah")
+    sarah, user = boss.target_id, boss.source_id
+    entity = client.get(f"/entities/{sarah}").text
+    assert "also called Sarah K" in entity and "<svg" in entity
+    assert f'href="/entities/{user}"' in entity  # the neighbour, drawn and linked
+    renamed = client.post(f"/entities/{sarah}/rename", data={"csrf": csrf, "name": "Sara"})
+    assert renamed.status_code == 200 and "Sara" in renamed.text
+    assert memory.entity(alice, sarah).name == "Sara"
+    client.post(f"/entities/{sarah}/aliases", data={"csrf": csrf, "add": "SK"})
+    client.post(f"/entities/{sarah}/aliases", data={"csrf": csrf, "remove": "Sarah K"})
+    assert memory.entity(alice, sarah).aliases == ["SK"]
+    [acme] = memory.memories(alice, about="Acme")
+    merged = client.post(f"/entities/{sarah}/merge", data={"csrf": csrf, "absorb": "Acme"})
+    assert merged.status_code == 200 and "Undo this merge" in merged.text
+    assert "Acme" in memory.entity(alice, sarah).aliases
+    record = re.search(r'action="/merges/([^/]+)/undo"', merged.text).group(1)
+    assert record in client.get("/merges").text
+    undone = client.post(f"/merges/{record}/undo", data={"csrf": csrf})
+    assert undone.status_code == 200 and "The merge is undone" in undone.text
+    assert memory.entity(alice, acme.target_id).name == "Acme"
+    retracted = client.post(f"/memories/{boss.id}/retract", data={"csrf": csrf})
+    assert "The memory is retracted" in retracted.text
+    assert memory.memory(alice, boss.id).memory.state == "retracted"
+    client.post(f"/memories/{boss.id}/retract", data={"csrf": csrf, "undo": "true"})
+    assert memory.memory(alice, boss.id).memory.state == "current"
+    taken = client.post(f"/entities/{sarah}/rename", data={"csrf": csrf, "name": "Acme"})
+    assert taken.status_code == 400 and "already names another entity" in taken.text
+
+
+def test_forget_an_entity_a_conversation_and_everything(page):
+    client, memory, alice, _ = page
+    csrf = sign_in(client, KEY_A)
+    [acme] = memory.memories(alice, about="Acme")
+    unconfirmed = client.post(f"/entities/{acme.target_id}/forget", data={"csrf": csrf})
+    assert unconfirmed.status_code == 400 and len(memory.memories(alice)) == 3
+    gone = client.post(f"/entities/{acme.target_id}/forget",
+                       data={"csrf": csrf, "confirm": "yes"})
+    assert gone.status_code == 200 and "The entity is forgotten" in gone.text
+    assert [m.relation for m in memory.memories(alice)] == ["HAS_BOSS", "LIVES_IN"]
+    conversation = client.post("/forget/conversation",
+                               data={"csrf": csrf, "conversation": "c-home"})
+    assert conversation.status_code == 200 and re.search(r"<dt>conversations</dt>\s*<dd>1",
+                                                         conversation.text)
+    assert [m.relation for m in memory.memories(alice)] == ["HAS_BOSS"]
+    wrong = client.post("/forget/everything", data={"csrf": csrf, "confirm": "yes"})
+    assert wrong.status_code == 400 and "type the word everything" in wrong.text
+    assert len(memory.memories(alice)) == 1
+    everything = client.post("/forget/everything", data={"csrf": csrf, "confirm": "everything"})
+    assert everything.status_code == 200 and "Everything is forgotten" in everything.text
+    assert memory.memories(alice, state="all") == []
+
+
+def test_export_download_and_import_upload_with_its_checks(page):
+    client, memory, alice, bruno = page
+    sign_in(client, KEY_A)
+    exported = client.get("/export")
+    assert exported.status_code == 200
+    assert exported.headers["content-disposition"].startswith("attachment")
+    body = exported.text
+    lines = [json.loads(line) for line in body.splitlines()]
+    assert lines[0]["type"] == "header" and lines[0]["user_id"] == alice
+    assert sum(1 for line in lines if line["type"] == "memory") == 3
+    other = TestClient(client.app)
+    csrf = sign_in(other, KEY_B)
+    bad = other.post("/import", data={"csrf": csrf}, files={
+        "file": ("m.jsonl", body.replace('"version":1', '"version":7'), "application/x-ndjson")})
+    assert bad.status_code == 400 and "line 1: version: format version 7" in bad.text
+    assert memory.memories(bruno, state="all") == []
+    done = other.post("/import", data={"csrf": csrf},
+                      files={"file": ("m.jsonl", body, "application/x-ndjson")})
+    assert done.status_code == 200 and "Imported" in done.text
+    assert re.search(r"<dt>memories</dt>\s*<dd>3", done.text)
+    assert {m.relation for m in memory.memories(bruno)} == {"HAS_BOSS", "WORKS_AT", "LIVES_IN"}
+    again = other.post("/import", data={"csrf": csrf},
+                       files={"file": ("m.jsonl", body, "application/x-ndjson")})
+    assert again.status_code == 409 and "already has memories" in again.text
+    replaced = other.post("/import", data={"csrf": csrf, "replace": "true"},
+                          files={"file": ("m.jsonl", body, "application/x-ndjson")})
+    assert replaced.status_code == 200 and re.search(r"<dt>replaced</dt>\s*<dd>True",
+                                                     replaced.text)
+    assert other.post("/import", files={"file": ("m.jsonl", body)}).status_code == 403
