@@ -5,6 +5,7 @@ as a user runs it, in front of it."""
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 
@@ -43,3 +44,35 @@ def serve(neo4j_env, user_id, stub, tmp_path):
            "PEGASUS_HOME": str(tmp_path / "pegasus-home")}
     with pegasus_serve(env, tmp_path / "serve.log") as url:
         yield url
+
+
+# The flags this machine's Chromium needs: no sandbox as root, no calls to the outside.
+CHROMIUM_FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                  "--no-first-run", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage",
+                  "--window-size=1400,1000"]
+
+
+@pytest.fixture
+def chromium(tmp_path):
+    """Headless Chromium driven by selenium; downloads go to tmp_path/downloads."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    binary, driver = shutil.which("chromium"), shutil.which("chromedriver")
+    assert binary and driver, ("Chromium not found: apt-get install chromium chromium-driver "
+                               "(./run installs them)")
+    options = webdriver.ChromeOptions()
+    options.binary_location = binary
+    for flag in [*CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile'}"]:
+        options.add_argument(flag)
+    downloads = tmp_path / "downloads"
+    downloads.mkdir()
+    options.add_experimental_option("prefs", {"download.default_directory": str(downloads),
+                                              "download.prompt_for_download": False})
+    browser = webdriver.Chrome(service=Service(driver), options=options)
+    browser.downloads = downloads
+    try:
+        yield browser
+    finally:
+        browser.quit()

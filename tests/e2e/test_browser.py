@@ -7,16 +7,12 @@ import functools
 import http.server
 import os
 import re
-import shutil
 import threading
 import time
 from pathlib import Path
 from urllib.parse import urlparse
 
-import pytest
-from selenium import webdriver
 from selenium.common.exceptions import TimeoutException
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support import expected_conditions
@@ -29,13 +25,6 @@ from pegasus.neo4j_local import free_port
 from pegasus.settings import secret_text
 
 EXPLORE = Path(__file__).resolve().parents[2] / "cypher" / "explore"
-# The flags this machine's Chromium needs: no sandbox as root, no calls to the outside.
-CHROMIUM_FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                  "--no-first-run", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage",
-                  "--window-size=1400,1000"]
-
-
 class _CorsHandler(http.server.SimpleHTTPRequestHandler):
     """Browser fetches the style from another origin than its own page: allow it."""
 
@@ -64,22 +53,6 @@ def serving_folder(folder: Path):
         yield f"http://localhost:{server.server_address[1]}"
     finally:
         server.shutdown()
-
-
-@pytest.fixture
-def chromium(tmp_path):
-    binary, driver = shutil.which("chromium"), shutil.which("chromedriver")
-    assert binary and driver, ("Chromium not found: apt-get install chromium chromium-driver "
-                               "(./run installs them)")
-    options = webdriver.ChromeOptions()
-    options.binary_location = binary
-    for flag in [*CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile'}"]:
-        options.add_argument(flag)
-    browser = webdriver.Chrome(service=Service(driver), options=options)
-    try:
-        yield browser
-    finally:
-        browser.quit()
 
 
 def run_in_editor(browser, command: str) -> None:

@@ -142,10 +142,10 @@ def _memory(request: Request) -> Memory:
     return request.app.state.memory
 
 
-def _render(request: Request, name: str, session: Session | None, status: int = 200,
+def _render(request: Request, name: str, session: Session | None, code: int = 200,
             **context: Any) -> Response:
     return templates.TemplateResponse(request, name, {"session": session, **context},
-                                      status_code=status)
+                                      status_code=code)
 
 
 def _error(request: Request, status: int, message: str, exc: Exception | None = None

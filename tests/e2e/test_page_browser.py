@@ -1,0 +1,207 @@
+"""The memory page in headless Chromium, against `pegasus serve` and the real Neo4j: sign in, list,
+search, a memory's history, forget one, export; stored markup stays text; a change from another
+site or without the token is refused; another key sees nothing of this memory."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import http.server
+import json
+import os
+import threading
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from selenium.common.exceptions import NoAlertPresentException
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions
+from selenium.webdriver.support.ui import WebDriverWait
+
+from pegasus import Memory
+from pegasus.neo4j_local import free_port
+from tests.e2e.conftest import pegasus_serve
+from tests.helpers import rel, snapshot
+
+KEY_A, KEY_B = "key-browser-alice-1", "key-browser-bruno-2"
+XSS = '<script>alert("x")</script> and <img src=x onerror=alert(1)>'
+WORK = {"entities": [{"name": "Sarah", "kind": "PERSON", "aliases": ["Sarah K"]},
+                     {"name": "Acme", "kind": "ORG"}, {"name": "Lisbon", "kind": "PLACE"}],
+        "relations": [rel("User", "HAS_BOSS", "Sarah", "my boss Sarah moved the deadline again"),
+                      rel("User", "WORKS_AT", "Acme", "I have been at Acme for three years"),
+                      rel("Acme", "LOCATED_IN", "Lisbon", "Acme's office is in Lisbon")]}
+HOME = {"entities": [{"name": "Porto", "kind": "PLACE"}],
+        "relations": [rel("User", "LIVES_IN", "Porto", f"we moved to Porto {XSS}")]}
+
+
+@pytest.fixture
+def page(settings, neo4j_env, user_id, tmp_path):
+    """`pegasus serve` with two keys, alice's memory committed (March, then April); (URL,
+    the Memory, alice, bruno)."""
+    alice, bruno = f"{user_id}-a", f"{user_id}-b"
+    with Memory(settings) as memory:
+        memory.commit(alice, "c-work", WORK, at=datetime(2026, 3, 1, 9, tzinfo=UTC))
+        memory.commit(alice, "c-home", HOME, at=datetime(2026, 4, 2, 9, tzinfo=UTC))
+        env = {**neo4j_env, "PEGASUS_API_KEYS": json.dumps({KEY_A: alice, KEY_B: bruno})}
+        with pegasus_serve(env, tmp_path) as url:
+            yield url, memory, alice, bruno
+
+
+def text(browser) -> str:
+    return browser.find_element(By.TAG_NAME, "body").text
+
+
+def sign_in(browser, url: str, key: str) -> None:
+    browser.get(url + "/")
+    field = browser.find_element(By.CSS_SELECTOR, 'input[name="key"]')
+    assert field.get_attribute("type") == "password"
+    field.send_keys(key)
+    browser.find_element(By.CSS_SELECTOR, "form.sign-in button").click()
+    WebDriverWait(browser, 30).until(lambda b: "Your memories" in text(b))
+
+
+def no_alert(browser) -> bool:
+    with contextlib.suppress(NoAlertPresentException):
+        browser.switch_to.alert  # noqa: B018 - raises when there is none
+        return False
+    return True
+
+
+def shoot(browser, tmp_path: Path, name: str) -> None:
+    """PEGASUS_SCREENSHOTS=docs/screenshots keeps the pictures (the README shows them)."""
+    shot = Path(os.environ.get("PEGASUS_SCREENSHOTS", tmp_path)) / name
+    browser.save_screenshot(str(shot))
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@contextlib.contextmanager
+def attacker_site(folder: Path):
+    """Another origin (same host, another port) serving a page with a form aimed at ours."""
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(folder))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", free_port()), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+
+
+def test_a_person_sees_searches_forgets_and_exports_their_memory(page, chromium, raw_driver,
+                                                                   tmp_path):
+    url, memory, alice, _ = page
+    sign_in(chromium, url, KEY_A)
+    assert KEY_A not in chromium.page_source and KEY_A not in chromium.current_url
+    cookie = chromium.get_cookie("pegasus_session")
+    assert cookie["httpOnly"] and cookie["sameSite"] == "Strict" and KEY_A not in cookie["value"]
+    assert chromium.execute_script("return document.cookie") == ""
+    # The list: most recent first, each with its words, day, strength and state.
+    lines = [e.text for e in chromium.find_elements(By.CSS_SELECTOR, ".memory .line")]
+    assert lines[0] == "User LIVES_IN Porto" and len(lines) == 4
+    assert "I have been at Acme for three years" in text(chromium)
+    assert "said 2026-03-01" in text(chromium) and "active" in text(chromium)
+    # The stored markup is shown as characters; nothing ran, nothing was injected.
+    assert f"we moved to Porto {XSS}" in text(chromium)
+    assert no_alert(chromium)
+    assert chromium.execute_script("return document.images.length") == 0
+    assert chromium.execute_script(
+        "return [...document.scripts].map(s => new URL(s.src).pathname)") == ["/static/page.js"]
+    shoot(chromium, tmp_path, "page-memories.png")
+    # Filter by entity.
+    about = chromium.find_element(By.ID, "about")
+    about.send_keys("Sarah K")
+    chromium.find_element(By.CSS_SELECTOR, "form.filters button").click()
+    WebDriverWait(chromium, 30).until(lambda b: "about=Sarah" in b.current_url)
+    assert [e.text for e in chromium.find_elements(By.CSS_SELECTOR, ".memory .line")] == [
+        "User HAS_BOSS Sarah"]
+    # A memory's history.
+    chromium.find_element(By.PARTIAL_LINK_TEXT, "history").click()
+    WebDriverWait(chromium, 30).until(lambda b: "Every time it was said" in text(b))
+    assert "c-work" in text(chromium) and "my boss Sarah moved the deadline again" in text(
+        chromium)
+    shoot(chromium, tmp_path, "page-memory-history.png")
+    boss_id = chromium.current_url.rsplit("/", 1)[1]
+    # The entity's page: its neighbourhood drawn, each neighbour a link.
+    chromium.find_element(By.LINK_TEXT, "User").click()
+    WebDriverWait(chromium, 30).until(lambda b: b.find_elements(By.CSS_SELECTOR, "svg a.node"))
+    drawn = {e.text for e in chromium.find_elements(By.CSS_SELECTOR, "svg a.node text")}
+    assert {"Sarah", "Acme", "Porto", "User"} <= drawn
+    chromium.find_element(By.XPATH, "//*[local-name()='a'][.//*[text()='Acme']]").click()
+    WebDriverWait(chromium, 30).until(lambda b: b.find_element(By.TAG_NAME, "h1").text == "Acme")
+    assert "Lisbon" in {e.text for e in chromium.find_elements(By.CSS_SELECTOR, "svg text")}
+    shoot(chromium, tmp_path, "page-entity.png")
+    # Search: the block the model would get.
+    chromium.find_element(By.LINK_TEXT, "Search").click()
+    chromium.find_element(By.ID, "q").send_keys("what did my boss Sarah do")
+    chromium.find_element(By.CSS_SELECTOR, "form[role=search] button").click()
+    block = WebDriverWait(chromium, 30).until(expected_conditions.presence_of_element_located(
+        (By.CSS_SELECTOR, "pre.block"))).text
+    assert block == memory.recall(alice, "what did my boss Sarah do").render()
+    assert "my boss Sarah moved the deadline again" in block
+    shoot(chromium, tmp_path, "page-search.png")
+    # Forget one memory: gone from the database, its words too.
+    chromium.get(f"{url}/memories/{boss_id}")
+    chromium.find_element(By.CSS_SELECTOR, "button.danger").click()
+    WebDriverWait(chromium, 30).until(lambda b: "The memory is forgotten" in text(b))
+    left = raw_driver.execute_query(
+        "MATCH ()-[r {id: $id}]->() RETURN count(r) AS edges", id=boss_id).records[0]["edges"]
+    words = raw_driver.execute_query(
+        "MATCH (s:Snippet {user_id: $u}) WHERE s.text CONTAINS 'deadline' RETURN count(s) AS n",
+        u=alice).records[0]["n"]
+    assert (left, words) == (0, 0)
+    # Export: the downloaded file is this memory, without the forgotten one.
+    chromium.find_element(By.PARTIAL_LINK_TEXT, "Export").click()
+    chromium.find_element(By.LINK_TEXT, "Download your memory").click()
+    exported = chromium.downloads / "pegasus-memory.jsonl"
+    deadline = time.monotonic() + 30
+    while not exported.exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    lines = [json.loads(line) for line in exported.read_text().splitlines()]
+    assert lines[0]["type"] == "header" and lines[0]["user_id"] == alice
+    assert sorted(m["relation"] for m in lines if m["type"] == "memory") == [
+        "LIVES_IN", "LOCATED_IN", "WORKS_AT"]
+    # At phone width the page reflows: nothing wider than the screen.
+    chromium.set_window_size(390, 844)
+    chromium.get(url + "/memories")
+    assert chromium.execute_script(
+        "return document.documentElement.scrollWidth <= window.innerWidth")
+    shoot(chromium, tmp_path, "page-phone.png")
+
+
+def test_changes_from_elsewhere_are_refused_and_another_key_sees_nothing(page, chromium,
+                                                                          raw_driver, tmp_path):
+    url, memory, alice, _ = page
+    [boss] = memory.memories(alice, about="Sarah")
+    sign_in(chromium, url, KEY_A)
+    before = snapshot(raw_driver)
+    # A form on the page with a wrong token, and one without: refused, nothing changed.
+    for token in ["0" * 64, None]:
+        chromium.get(f"{url}/memories/{boss.id}")
+        chromium.execute_script(
+            "const form = document.querySelector(`form[action$='/forget']`);"
+            "const csrf = form.querySelector('[name=csrf]');"
+            "if (arguments[0] === null) csrf.remove(); else csrf.value = arguments[0];"
+            "form.submit();", token)
+        WebDriverWait(chromium, 30).until(lambda b: "Refused" in text(b))
+    # Another site's page posting to ours with the browser's cookie: refused.
+    (tmp_path / "evil").mkdir()
+    (tmp_path / "evil" / "index.html").write_text(
+        f'<form method="post" action="{url}/memories/{boss.id}/forget">'
+        f'<input name="csrf" value="guess"><button id="go">win a prize</button></form>')
+    with attacker_site(tmp_path / "evil") as evil:
+        chromium.get(evil + "/index.html")
+        chromium.find_element(By.ID, "go").click()
+        WebDriverWait(chromium, 30).until(lambda b: "Refused" in text(b))
+    assert snapshot(raw_driver) == before
+    # Another key: its own empty memory, and "not found" for every id of alice's.
+    chromium.get(url + "/memories")
+    chromium.find_element(By.CSS_SELECTOR, "form.sign-out button").click()
+    WebDriverWait(chromium, 30).until(lambda b: b.find_elements(By.NAME, "key"))
+    sign_in(chromium, url, KEY_B)
+    assert "No memory matches." in text(chromium) and "Sarah" not in text(chromium)
+    for path in [f"/memories/{boss.id}", f"/entities/{boss.target_id}"]:
+        chromium.get(url + path)
+        assert chromium.find_element(By.TAG_NAME, "h1").text == "Not found"
+        assert "Sarah" not in text(chromium) and "deadline" not in text(chromium)
+    assert snapshot(raw_driver) == before
