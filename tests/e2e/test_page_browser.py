@@ -22,8 +22,9 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 from pegasus import Memory
 from pegasus.neo4j_local import free_port
-from tests.e2e.conftest import pegasus_serve
+from pegasus.serve.app import create_app
 from tests.helpers import rel, snapshot
+from tests.serve.servers import serving
 
 KEY_A, KEY_B = "key-browser-alice-1", "key-browser-bruno-2"
 XSS = '<script>alert("x")</script> and <img src=x onerror=alert(1)>'
@@ -37,15 +38,15 @@ HOME = {"entities": [{"name": "Porto", "kind": "PLACE"}],
 
 
 @pytest.fixture
-def page(settings, neo4j_env, user_id, tmp_path):
-    """`pegasus serve` with two keys, alice's memory committed (March, then April); (URL,
-    the Memory, alice, bruno)."""
+def page(settings, user_id):
+    """The served app (uvicorn on a loopback port, as `pegasus serve` runs it) with two keys,
+    alice's memory committed (March, then April); (URL, the Memory, alice, bruno)."""
     alice, bruno = f"{user_id}-a", f"{user_id}-b"
-    with Memory(settings) as memory:
+    keyed = settings.model_copy(update={"api_keys": {KEY_A: alice, KEY_B: bruno}})
+    with Memory(keyed) as memory:
         memory.commit(alice, "c-work", WORK, at=datetime(2026, 3, 1, 9, tzinfo=UTC))
         memory.commit(alice, "c-home", HOME, at=datetime(2026, 4, 2, 9, tzinfo=UTC))
-        env = {**neo4j_env, "PEGASUS_API_KEYS": json.dumps({KEY_A: alice, KEY_B: bruno})}
-        with pegasus_serve(env, tmp_path) as url:
+        with serving(create_app(memory)) as url:
             yield url, memory, alice, bruno
 
 

@@ -83,11 +83,12 @@ def csrf_matches(session: Session, presented: str | None) -> bool:
 
 def same_origin(request: Request) -> bool:
     """Whether a browser sent this request from the page's own origin. A browser says where a
-    POST comes from (Sec-Fetch-Site, Origin); a client that says nothing (curl) is not a
-    browser another site can drive, and still needs the CSRF token for any change."""
+    POST comes from: Sec-Fetch-Site (every current browser; it holds behind a reverse proxy
+    that rewrites Host), else Origin, compared with Host. A client that says neither (curl) is
+    not a browser another site can drive, and still needs the CSRF token for any change."""
     site = request.headers.get("sec-fetch-site")
-    if site not in (None, "same-origin", "none"):
-        return False
+    if site is not None:
+        return site in ("same-origin", "none")
     origin = request.headers.get("origin")
     if origin is None:
         return True
