@@ -1,6 +1,7 @@
 // A user's memories for the person to see (design §10): every edge of the partition, or the
 // edges of the given entities ($entity_ids), or the given edges ($rows: {edge_id, source_id,
-// target_id}), each with its state at $now and the instant its shown words were said (its own
+// target_id}), each with its state and strength at $now (strength_now: none without
+// $lambdas) and the instant its shown words were said (its own
 // :Snippet's said_at, else the edge's created_at), filtered to $states and to words said in
 // [$said_from, $said_until) when given, one page at a time: ordered by source, relation,
 // target, id, or most recently said first when $newest_first.
@@ -39,6 +40,8 @@ RETURN r.id AS id, a.id AS source_id, a.name AS source, type(r) AS relation, b.i
        toString(r.retracted_at) AS retracted_at, r.stability AS stability,
        r.cardinality AS cardinality, coalesce(r.dormant, false) AS dormant,
        r.superseded_at IS NOT NULL AS superseded, coalesce(r.expired, false) AS expired,
-       r.snippet AS snippet, r.conversations AS conversations, toString(said) AS said_at
+       r.snippet AS snippet, r.conversations AS conversations, toString(said) AS said_at,
+       CASE WHEN $lambdas IS NULL THEN null ELSE coalesce(@strength(r), r.strength) END
+         AS strength_now
 ORDER BY CASE WHEN $newest_first THEN said END DESC, source, relation, target, id
 SKIP $skip LIMIT $limit

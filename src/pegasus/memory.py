@@ -483,7 +483,8 @@ class Memory:
         since = aware(said_from) if said_from is not None else None
         until = aware(said_until) if said_until is not None else None
         return self.store.read(lambda tx: memories(tx, user_id, about, state, now, limit, offset,
-                                                   newest_first, since, until))
+                                                   newest_first, since, until,
+                                                   self.settings.decay_lambdas))
 
     def memory(self, user_id: str, memory_id: str, at: datetime | None = None) -> MemoryHistory:
         """One memory with its history: every sighting, reinforcements, its strength at `at`

@@ -355,6 +355,7 @@ class MemoryEdge(BaseModel):
     snippet: str | None = None
     conversations: list[str] = Field(default_factory=list)
     said_at: str | None = None  # ISO 8601: when the words shown were said
+    strength_now: float | None = None  # decayed to the asking instant
 
     @field_validator("conversations", mode="before")
     @classmethod

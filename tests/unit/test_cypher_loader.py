@@ -115,8 +115,8 @@ def test_what_current_means_is_written_once():
 
 def test_the_decay_formula_is_written_once():
     """S0·e^(−λt) lives in cypher/fragments/strength.cypher (issue 40): no query and no Python
-    module spells `exp(` itself, and the daily pass, the reinforcement and a memory's history
-    all say @strength."""
+    module spells `exp(` itself, and the daily pass, the reinforcement, the list of memories and a
+    memory's history all say @strength."""
     root = Path(__file__).resolve().parents[2]
     queries = [*_query_files(), *(root / "cypher" / "ownership").glob("*.cypher"),
                *(root / "cypher" / "transfer").glob("*.cypher")]
@@ -125,7 +125,7 @@ def test_the_decay_formula_is_written_once():
                 if "math.exp(" in p.read_text()]
     assert spelled == []
     users = sorted(p.stem for p in queries if "@strength(" in p.read_text())
-    assert users == ["decay", "memory", "reinforce"]
+    assert users == ["decay", "memories", "memory", "reinforce"]
     assert "exp(" in (root / "cypher" / "fragments" / "strength.cypher").read_text()
 
 

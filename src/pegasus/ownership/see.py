@@ -32,10 +32,11 @@ def states_for(state: str | list[str]) -> list[str]:
 
 def memories(tx: ManagedTransaction, user_id: str, about: str | None, state: str | list[str],
              now: datetime, limit: int | None, offset: int = 0, newest_first: bool = False,
-             said_from: datetime | None = None, said_until: datetime | None = None
-             ) -> list[MemoryEdge]:
+             said_from: datetime | None = None, said_until: datetime | None = None,
+             lambdas: dict[str, float] | None = None) -> list[MemoryEdge]:
     """The user's memories in these states (about one entity, when named; their words said in
-    [said_from, said_until), when given), one page."""
+    [said_from, said_until), when given), one page; `lambdas` (the settings' decay_lambdas)
+    give each its strength at `now`."""
     if limit is not None and not 1 <= limit <= MAX_PAGE:
         raise PegasusError(f"limit must be between 1 and {MAX_PAGE}")
     if offset < 0:
@@ -44,7 +45,7 @@ def memories(tx: ManagedTransaction, user_id: str, about: str | None, state: str
     rows = run(tx, "ownership/memories", user_id=user_id, entity_ids=entity_ids, rows=None,
                states=states_for(state), now=now, skip=offset,
                limit=limit if limit is not None else 2**62, newest_first=newest_first,
-               said_from=said_from, said_until=said_until)
+               said_from=said_from, said_until=said_until, lambdas=lambdas)
     return [MemoryEdge(**r) for r in rows]
 
 
@@ -75,7 +76,7 @@ def history(tx: ManagedTransaction, settings: Settings, user_id: str, edge_id: s
     [edge] = [MemoryEdge(**r) for r in run(
         tx, "ownership/memories", user_id=user_id, entity_ids=None, rows=where,
         states=list(MEMORY_STATES), now=now, skip=0, limit=1, newest_first=False,
-        said_from=None, said_until=None)]
+        said_from=None, said_until=None, lambdas=settings.decay_lambdas)]
     row = run(tx, "ownership/memory", user_id=user_id, rows=where, now=now,
               lambdas=settings.decay_lambdas)[0]
     props = row["props"]
