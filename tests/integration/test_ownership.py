@@ -171,11 +171,11 @@ def test_a_name_that_means_two_entities_lists_them_and_changes_nothing(mem, user
                                             {"name": "Jordan", "kind": "PLACE"}],
                                "relations": [rel("User", "KNOWS", "Jordan", "I know Jordan")]},
                at=T1)
-    before = mem.memories(user_id, state="all")
+    before = mem.memories(user_id, state="all", at=T3)
     with pytest.raises(AmbiguousEntityError, match="2 entities are named 'Jordan'") as info:
         mem.forget_entity(user_id, "Jordan")
     assert sorted(c["kind"] for c in info.value.choices) == ["PERSON", "PLACE"]
-    assert mem.memories(user_id, state="all") == before
+    assert mem.memories(user_id, state="all", at=T3) == before
     person = next(c["id"] for c in info.value.choices if c["kind"] == "PERSON")
     assert mem.forget_entity(user_id, person).entities == 1
 
