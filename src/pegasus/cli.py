@@ -189,9 +189,13 @@ ConversationOption = Annotated[str, typer.Option("--conversation", help="Convers
 def _with_memory(action):
     """Run `action(memory)` against the configured database; errors exit with code 2."""
     from pegasus.memory import Memory
+    from pegasus.preflight import check_embedding_model, check_home
 
+    settings = load_settings()
     try:
-        with Memory(load_settings()) as mem:
+        check_home(settings)
+        check_embedding_model(settings)
+        with Memory(settings) as mem:
             mem.verify()
             return action(mem)
     except PegasusError as exc:
@@ -513,10 +517,16 @@ def serve(
     import uvicorn
 
     from pegasus.memory import Memory
+    from pegasus.preflight import check_embedding_model, check_home, check_port
     from pegasus.serve.app import create_app
+    from pegasus.serve.observe import log_config
 
     settings = load_settings()
+    address = {"host": host or settings.serve_host, "port": port or settings.serve_port}
     try:
+        check_port(address["host"], address["port"])
+        check_home(settings)
+        check_embedding_model(settings)
         memory = Memory(settings)
         memory.verify()
         memory.migrate()
@@ -533,8 +543,11 @@ def serve(
     if not application.state.keys.users:
         typer.echo("warning: no API keys configured (PEGASUS_API_KEYS or PEGASUS_API_KEY_FILE): "
                    "every request will get 401", err=True)
-    address = {"host": host or settings.serve_host, "port": port or settings.serve_port,
-               "log_level": "info"}
+    # SIGTERM: open requests get half the grace, the running close the other half (then it
+    # is released: docs/reliability.md, "Shutdown"). Access lines come from Pegasus's own
+    # middleware (route templates, never paths), uvicorn's are off.
+    address |= {"log_level": "info", "log_config": log_config(), "access_log": False,
+                "timeout_graceful_shutdown": settings.shutdown_grace_s / 2}
     if workers > 1:
         # Checked above, once; each worker process builds its own Memory and app (its own
         # driver, model and close worker: closes are leased, decay claimed, design §13).

@@ -104,16 +104,18 @@ class Spool:
             del self.conversations[old]
         del self.refused[:-KEPT_REFUSED]
         temporary = self.path.with_name(self.path.name + ".tmp")
-        temporary.write_text(json.dumps({"pending": self.pending,
-                                         "conversations": self.conversations,
-                                         "down": self.down, "refused": self.refused}),
-                             encoding="utf-8")
+        # The spool holds the user's prompts: readable by its owner only (docs/privacy.md).
+        with open(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w",
+                  encoding="utf-8") as out:
+            out.write(json.dumps({"pending": self.pending, "conversations": self.conversations,
+                                  "down": self.down, "refused": self.refused}))
+        os.chmod(temporary, 0o600)  # a leftover .tmp of an older version kept its mode
         os.replace(temporary, self.path)
 
 
 @contextlib.contextmanager
 def locked_spool(path: Path) -> Iterator[Spool]:
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     with open(path.with_name(path.name + ".lock"), "a+") as lock:
         if fcntl is not None:
             fcntl.flock(lock, fcntl.LOCK_EX)

@@ -54,8 +54,12 @@ class Settings(BaseSettings):
     neo4j_browser_version: str = "5.24.0"
     neo4j_bolt_port: int = 7687
     neo4j_http_port: int = 7474
-    neo4j_retry_time_s: float = 15.0  # the driver's own retry window per transaction
-    neo4j_retry_attempts: int = 5  # whole units of work retried on a lost connection
+    # The one retry policy (docs/reliability.md, "Retries"): the driver retries a unit of work
+    # on a lost connection or a transient error for at most this long, never past the
+    # deadline of the HTTP request it serves (request_deadline_s).
+    neo4j_retry_time_s: float = Field(default=15.0, ge=0)
+    # Connecting to Neo4j, and waiting for a pooled connection, each give up after this long.
+    neo4j_connect_timeout_s: float = Field(default=3.0, gt=0)
     neo4j_heap: str = "2g"
     neo4j_pagecache: str = "2g"
 
@@ -208,6 +212,16 @@ class Settings(BaseSettings):
     close_lease_s: float = Field(default=600.0, gt=0)
     serve_host: str = "127.0.0.1"
     serve_port: int = 8080
+    # Every request's work against Neo4j, retries included, ends by this deadline (then 503):
+    # a request never holds a worker thread for long (docs/reliability.md, "Retries").
+    request_deadline_s: float = Field(default=20.0, gt=0)
+    # /readyz and /metrics answer from what a background probe last saw of Neo4j; a probe
+    # gets health_timeout_s, and runs every health_interval_s (docs/reliability.md, "Outages").
+    health_timeout_s: float = Field(default=1.5, gt=0)
+    health_interval_s: float = Field(default=2.0, gt=0)
+    # SIGTERM: open requests and the running close get this long, then the server exits; a
+    # close not finished by then is released for another replica or the next start.
+    shutdown_grace_s: float = Field(default=8.0, gt=0, le=600)
 
     # --- limits on input --------------------------------------------------------------------
     max_transcript_chars: int = 2_000_000

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from contextvars import ContextVar
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
@@ -25,6 +27,7 @@ from tenacity import (
     before_sleep_log,
     retry_if_exception_type,
     stop_after_attempt,
+    stop_after_delay,
     wait_exponential,
 )
 
@@ -34,11 +37,26 @@ from pegasus.settings import Settings, secret_text
 
 T = TypeVar("T")
 
-# Errors worth retrying the whole unit of work for: a server restart or a lost connection.
-# The driver already retries TransientError (deadlocks, leader switches) inside execute_*.
+# What the one retry policy retries (docs/reliability.md, "Retries"): a lost connection, a
+# server restarting, a deadlock or a leader switch. The driver's managed transactions retry
+# exactly these, within the window given to their session; nothing retries on top of it.
 _RETRYABLE = (ServiceUnavailable, SessionExpired, TransientError)
 
 log = logging.getLogger(__name__)
+
+# When the work of the current request must have ended (time.monotonic()); None outside one.
+_deadline: ContextVar[float | None] = ContextVar("pegasus_deadline", default=None)
+
+
+@contextlib.contextmanager
+def deadline(seconds: float) -> Iterator[None]:
+    """Bound every retry of the Neo4j work inside to `seconds` from now (a request's
+    deadline): a unit of work is not tried again after it, and fails with a clear error."""
+    token = _deadline.set(time.monotonic() + seconds)
+    try:
+        yield
+    finally:
+        _deadline.reset(token)
 
 
 def plain(value: Any) -> Any:
@@ -134,9 +152,13 @@ class Store:
                 raise ConfigError(f"NEO4J_URI={uri!r} is not a Neo4j address: it starts with "
                                   "bolt://, neo4j://, neo4j+s:// (or +ssc, bolt+s …)")
             try:
+                # Bounded connecting and waiting for a pooled connection: with Neo4j away, a
+                # request learns it in seconds (docs/reliability.md, "Outages").
                 driver = GraphDatabase.driver(
                     uri, auth=auth, max_transaction_retry_time=settings.neo4j_retry_time_s,
-                    notifications_min_severity="OFF", connection_timeout=10.0,
+                    notifications_min_severity="OFF",
+                    connection_timeout=settings.neo4j_connect_timeout_s,
+                    connection_acquisition_timeout=settings.neo4j_connect_timeout_s,
                 )
             except (neo4j.exceptions.ConfigurationError, ValueError) as exc:
                 raise connection_problem(exc, settings, uri) from exc
@@ -149,7 +171,16 @@ class Store:
 
     def _session(self, **config: Any) -> neo4j.Session:
         return self.driver.session(database=self.database, bookmark_manager=self.bookmarks,
-                                   **config)
+                                   max_transaction_retry_time=self.retry_window(), **config)
+
+    def retry_window(self) -> float:
+        """How long a unit of work may still be retried: neo4j_retry_time_s, cut short by the
+        current request's deadline."""
+        window = self.settings.neo4j_retry_time_s
+        until = _deadline.get()
+        if until is not None:
+            window = min(window, until - time.monotonic())
+        return max(window, 0.0)
 
     def close(self) -> None:
         self.driver.close()
@@ -172,23 +203,18 @@ class Store:
                 "(README, \"Upgrading from Neo4j 5.26\")")
 
     def _retrying(self, work: Callable[[], T]) -> T:
-        """Run `work`, retried as a whole on a lost connection; then a clear error."""
+        """Run `work` (the driver retries it within `retry_window`); then a clear error."""
         try:
-            for attempt in Retrying(
-                retry=retry_if_exception_type(_RETRYABLE),
-                wait=wait_exponential(multiplier=0.5, max=8),
-                stop=stop_after_attempt(self.settings.neo4j_retry_attempts),
-                before_sleep=before_sleep_log(log, logging.WARNING),
-                reraise=True,
-            ):
-                with attempt:
-                    return work()
+            return work()
         except (ServiceUnavailable, SessionExpired) as exc:
             raise Neo4jUnavailableError(
-                f"lost the connection to Neo4j and could not get it back ({exc}); "
-                "the transaction was not committed"
-            ) from exc
-        raise AssertionError("unreachable")
+                f"lost the connection to Neo4j and could not get it back within "
+                f"{self.settings.neo4j_retry_time_s:g} s ({type(exc).__name__}); "
+                "the transaction was not committed") from exc
+        except TransientError as exc:
+            raise Neo4jUnavailableError(
+                f"Neo4j stayed busy ({exc.code}) until the retry deadline; the transaction "
+                "was not committed: try again") from exc
 
     def read(self, fn: Callable[[ManagedTransaction], T]) -> T:
         """Run `fn` in a read transaction (retried as a whole)."""
@@ -226,8 +252,16 @@ class Store:
         Safe to retry only because every such query here is idempotent.
         """
         def work() -> None:
-            with self._session() as session:
-                session.run(cypher.load(name), params).consume()
+            # An auto-commit transaction is not a managed one: it is retried here, by the same
+            # rule (what, and for how long) as the driver's.
+            for attempt in Retrying(
+                retry=retry_if_exception_type(_RETRYABLE),
+                wait=wait_exponential(multiplier=0.5, max=8),
+                stop=stop_after_delay(self.retry_window()),
+                before_sleep=before_sleep_log(log, logging.WARNING), reraise=True,
+            ):
+                with attempt, self._session() as session:
+                    session.run(cypher.load(name), params).consume()
         self._retrying(work)
 
     # --- schema ------------------------------------------------------------------------

@@ -15,8 +15,7 @@ from tests.helpers import rel, scripted_model, snapshot
 def test_server_killed_mid_commit_commits_nothing_and_says_so(private_server, monkeypatch):
     own_server = private_server
     state = own_server.start()
-    settings = Settings(neo4j_uri=state.bolt_uri, neo4j_retry_time_s=1.0,
-                        neo4j_retry_attempts=2)
+    settings = Settings(neo4j_uri=state.bolt_uri, neo4j_retry_time_s=1.0)
     batch = {"entities": [{"name": "Acme", "kind": "ORG"}],
              "relations": [rel("User", "WORKS_AT", "Acme")]}
     with Memory(settings) as mem:
@@ -51,9 +50,8 @@ def test_a_transient_lost_connection_during_recall_is_retried(settings, user_id,
 
     import pegasus.store as store_module
 
-    # The driver's own retry window is 0, so only Pegasus's retry (Store._retrying) can save
-    # this recall: without it the test fails.
-    settings = settings.model_copy(update={"neo4j_retry_time_s": 0.0})
+    # The one retry policy: the driver retries the unit of work within neo4j_retry_time_s.
+    settings = settings.model_copy(update={"neo4j_retry_time_s": 5.0})
     with Memory(settings) as mem:
         mem.commit(user_id, "c1", {"entities": [{"name": "Sarah", "kind": "PERSON"}],
                                    "relations": [rel("User", "HAS_BOSS", "Sarah",
@@ -74,15 +72,14 @@ def test_a_transient_lost_connection_during_recall_is_retried(settings, user_id,
     assert again.edge_ids == expected.edge_ids and len(again.edge_ids) == 1
 
 
-def test_without_pegasus_retry_a_lost_connection_is_a_clear_error(settings, user_id,
+def test_without_a_retry_window_a_lost_connection_is_a_clear_error(settings, user_id,
                                                                     monkeypatch):
     from neo4j.exceptions import ServiceUnavailable
 
     import pegasus.store as store_module
     from pegasus.errors import Neo4jUnavailableError
 
-    settings = settings.model_copy(update={"neo4j_retry_time_s": 0.0,
-                                           "neo4j_retry_attempts": 1})
+    settings = settings.model_copy(update={"neo4j_retry_time_s": 0.0})
     with Memory(settings) as mem:
         mem.commit(user_id, "c1", {"entities": [{"name": "Sarah", "kind": "PERSON"}],
                                    "relations": [rel("User", "HAS_BOSS", "Sarah",

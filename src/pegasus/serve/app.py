@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import logging
 import tempfile
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import datetime
 from typing import Annotated, Any
 
@@ -57,8 +57,17 @@ from pegasus.models import (
 from pegasus.serve.anthropic import router as anthropic_router
 from pegasus.serve.auth import KeyRing, load_keys
 from pegasus.serve.conversations import Conversations
-from pegasus.serve.http import ID, ID_PATTERN, Unauthorized, User, error, error_responses
-from pegasus.serve.metrics import Metrics, add_routes
+from pegasus.serve.http import (
+    ID,
+    ID_PATTERN,
+    Unauthorized,
+    User,
+    error,
+    error_responses,
+    in_thread,
+)
+from pegasus.serve.metrics import Health, Metrics, add_routes
+from pegasus.serve.observe import add_middleware, kind_of
 from pegasus.serve.page import router as page_router
 from pegasus.serve.proxy import router
 from pegasus.serve.responses import router as responses_router
@@ -206,25 +215,33 @@ def create_app(memory: Memory, upstream: httpx.AsyncClient | None = None) -> Fas
                 base_url=settings.anthropic_upstream_base_url.rstrip("/") + "/",
                 headers=headers, timeout=settings.upstream_timeout_s)
         app.state.anthropic_upstream = anthropic
+        await app.state.health.check()  # the first answer of /readyz is already known
         if memory.has_llm:  # what closed while no LLM was configured, in order, once each
             app.state.conversations.extract_backlog()
-        tasks = [asyncio.create_task(_sweep_idle(app))]
+        tasks = [asyncio.create_task(_watch_neo4j(app)), asyncio.create_task(_sweep_idle(app))]
         if settings.decay_in_serve:
             tasks.append(asyncio.create_task(_daily_decay(app)))
         try:
             yield
         finally:
+            # Every step runs, whatever the one before it raised (a loop's last error, Neo4j
+            # away while a close is released): nothing is left open.
             for task in tasks:
                 task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
-            app.state.conversations.shutdown()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            steps: list[Callable[[], Awaitable[object]]] = [lambda: run_in_threadpool(
+                app.state.conversations.shutdown, settings.shutdown_grace_s / 2)]
             if client is not None and upstream is None:
-                await client.aclose()
+                steps.append(client.aclose)
             if anthropic is not None:
-                await anthropic.aclose()
+                steps.append(anthropic.aclose)
             if getattr(app.state, "owns_memory", False):
-                memory.close()
+                steps.append(lambda: run_in_threadpool(memory.close))
+            for step in steps:
+                try:
+                    await step()
+                except Exception as exc:
+                    log.warning("shutdown step failed: %s", kind_of(exc))
 
     app = FastAPI(title="Pegasus", version="0.1.0", lifespan=lifespan,
                   description="Temporal, cross-conversation memory on Neo4j: the memory API and "
@@ -235,7 +252,8 @@ def create_app(memory: Memory, upstream: httpx.AsyncClient | None = None) -> Fas
     app.state.conversations = Conversations(memory)
     app.state.upstream = upstream
     app.state.anthropic_upstream = None
-    app.state.metrics = Metrics(memory)
+    app.state.health = Health(memory)
+    app.state.metrics = Metrics(app.state.health)
     app.state.conversations.metrics = app.state.metrics
 
     @app.exception_handler(Unauthorized)
@@ -252,6 +270,7 @@ def create_app(memory: Memory, upstream: httpx.AsyncClient | None = None) -> Fas
     async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
         return error(422, describe_validation_error(exc), "invalid_request_error")
 
+    add_middleware(app)
     add_routes(app)
     _memory_routes(app)
     _ownership_routes(app)
@@ -274,21 +293,43 @@ def worker_app() -> FastAPI:
     return app
 
 
+async def _supervised(app: FastAPI, loop: str, body: Callable[[], Awaitable[None]],
+                      pause: Callable[[], float]) -> None:
+    """Run `body`, then wait `pause()` seconds, until cancelled. Every exception is logged by
+    its kind (never its message: it may quote the user's words), counted in
+    pegasus_background_errors_total, and the loop goes on (docs/reliability.md)."""
+    while True:
+        try:
+            await body()
+        except Exception as exc:
+            log.warning("%s failed, tried again later: %s", loop, kind_of(exc))
+            app.state.metrics.failed(loop, exc)
+        await asyncio.sleep(pause())
+
+
+async def _watch_neo4j(app: FastAPI) -> None:
+    """Probe Neo4j every health_interval_s: /readyz and /metrics answer from it, and requests
+    fail fast (503) while it does not answer."""
+    settings = app.state.memory.settings
+    await _supervised(app, "health", app.state.health.check,
+                      lambda: settings.health_interval_s)
+
+
 async def _daily_decay(app: FastAPI) -> None:
     """Decay runs by itself: once at start-up if the last pass is over a day old, then daily at
     decay_hour_utc. The claim in the graph keeps servers sharing a database from both running."""
     memory = app.state.memory
-    while True:
-        try:
-            report = await run_in_threadpool(memory.consolidate_if_due)
-            if report is not None:
-                log.info("decay pass: %d edges, %d newly dormant", report.edges,
-                         report.dormant_now)
-        except PegasusError as exc:  # Neo4j away for a moment: try again at the next daily run
-            log.warning("decay pass failed: %s", exc)
+
+    async def decay() -> None:
+        report = await run_in_threadpool(memory.consolidate_if_due)
+        if report is not None:
+            log.info("decay pass: %d edges, %d newly dormant", report.edges, report.dormant_now)
+
+    def until_next_run() -> float:
         now = aware(None)
-        await asyncio.sleep((next_daily_run(now, memory.settings.decay_hour_utc)
-                             - now).total_seconds())
+        return (next_daily_run(now, memory.settings.decay_hour_utc) - now).total_seconds()
+
+    await _supervised(app, "decay", decay, until_next_run)
 
 
 async def _sweep_idle(app: FastAPI) -> None:
@@ -296,13 +337,12 @@ async def _sweep_idle(app: FastAPI) -> None:
     due (retries, and those a previous server left `closing`): at start-up, then every
     idle_sweep_s."""
     settings = app.state.memory.settings
-    while True:
-        try:
-            await run_in_threadpool(app.state.conversations.sweep, app.state.keys.users,
-                                    aware(None), settings.idle_close_s)
-        except PegasusError as exc:  # Neo4j away for a moment: try again next time
-            log.warning("idle sweep failed: %s", exc)
-        await asyncio.sleep(settings.idle_sweep_s)
+
+    async def sweep() -> None:
+        await run_in_threadpool(app.state.conversations.sweep, app.state.keys.users,
+                                aware(None), settings.idle_close_s)
+
+    await _supervised(app, "idle_sweep", sweep, lambda: settings.idle_sweep_s)
 
 
 def _memory_routes(app: FastAPI) -> None:
@@ -313,8 +353,8 @@ def _memory_routes(app: FastAPI) -> None:
               tags=["memory"], summary="What a message recalls ([MEMORY]/[CONTEXT])")
     async def recall(body: RecallRequest, user: User, request: Request) -> dict[str, Any]:
         with request.app.state.metrics.recall_seconds.time():
-            result = await run_in_threadpool(mem(request).recall, user, body.text,
-                                             body.conversation_id, body.at)
+            result = await in_thread(request, mem(request).recall, user, body.text,
+                                     body.conversation_id, body.at)
         return result.as_json()
 
     @app.post("/v1/memory/commit", response_model=CommitReport,
@@ -322,8 +362,8 @@ def _memory_routes(app: FastAPI) -> None:
               summary="Commit an extraction batch (no LLM)")
     async def commit(body: CommitRequest, user: User, request: Request) -> CommitReport:
         transcript = [t.model_dump() for t in body.transcript] if body.transcript else None
-        return await run_in_threadpool(mem(request).commit, user, body.conversation_id,
-                                       body.batch, body.at, transcript)
+        return await in_thread(request, mem(request).commit, user, body.conversation_id,
+                               body.batch, body.at, transcript, bounded=False)
 
     @app.post("/v1/memory/remember", response_model=CommitReport,
               responses=error_responses(400, 401, 409, 422, 502, 503), tags=["memory"],
@@ -333,8 +373,8 @@ def _memory_routes(app: FastAPI) -> None:
         if not memory.has_llm:
             raise ConfigError("no LLM configured (PEGASUS_LLM_MODEL): use /v1/memory/commit "
                               "with an extraction batch instead")
-        return await run_in_threadpool(memory.remember, user, body.conversation_id,
-                                       body.turns, body.at)
+        return await in_thread(request, memory.remember, user, body.conversation_id,
+                               body.turns, body.at, bounded=False)
 
     @app.post("/v1/memory/turns", response_model=TurnsResponse,
               responses=error_responses(400, 401, 422, 503), tags=["memory"],
@@ -352,33 +392,34 @@ def _memory_routes(app: FastAPI) -> None:
             return {"conversation_id": conversation_id, "turns": count,
                     "extraction": request.app.state.memory.extraction_for(None).describe()}
 
-        return await run_in_threadpool(record)
+        return await in_thread(request, record)
 
     @app.post("/v1/memory/close", response_model=CloseResponse, responses=MEMORY_ERRORS,
               tags=["memory"], summary="Close a conversation: reinforce what its reads used")
     async def close(body: CloseRequest, user: User, request: Request) -> dict[str, Any]:
-        count = await run_in_threadpool(mem(request).close_conversation, user,
-                                        body.conversation_id, body.at)
+        count = await in_thread(request, mem(request).close_conversation, user,
+                                body.conversation_id, body.at)
         return {"conversation_id": body.conversation_id, "reinforced": count}
 
     @app.post("/v1/memory/consolidate", response_model=DecayReport, responses=MEMORY_ERRORS,
               tags=["memory"], summary="The decay pass over this user's memory")
     async def consolidate(body: ConsolidateRequest, user: User, request: Request
                           ) -> DecayReport:
-        return await run_in_threadpool(mem(request).consolidate, body.at, user)
+        return await in_thread(request, mem(request).consolidate, body.at, user,
+                               bounded=False)
 
     @app.get("/v1/memory/entities/{name}", response_model=list[EntityView],
              responses=error_responses(400, 401, 404, 422, 503), tags=["memory"],
              summary="An entity by name or alias, with its strongest current edges")
     async def entity(name: Annotated[str, Path(min_length=1, max_length=500)], user: User,
                      request: Request) -> list[EntityView]:
-        return await run_in_threadpool(mem(request).entities, user, name)
+        return await in_thread(request, mem(request).entities, user, name)
 
     @app.get("/v1/memory/merges", response_model=list[MergeRecord], responses=MEMORY_ERRORS,
              tags=["memory"], summary="Flagged merges to inspect (and pending candidates)")
     async def merges(user: User, request: Request, pending: bool = False
                      ) -> list[MergeRecord]:
-        return await run_in_threadpool(mem(request).merges, user, pending)
+        return await in_thread(request, mem(request).merges, user, pending)
 
 
 EntityPath = Annotated[str, Path(min_length=1, max_length=200, pattern=ID_PATTERN,
@@ -403,57 +444,60 @@ def _ownership_routes(app: FastAPI) -> None:
         limit: Annotated[int, Query(ge=1, le=1000)] = 100,
         offset: Annotated[int, Query(ge=0, le=10**9)] = 0,
     ) -> dict[str, Any]:
-        page = await run_in_threadpool(mem(request).memories, user, about, state, limit, offset)
+        page = await in_thread(request, mem(request).memories, user, about, state, limit,
+                               offset)
         return {"memories": page, "next_offset": offset + limit if len(page) == limit else None}
 
     @app.get("/v1/memory/edges/{memory_id}", response_model=MemoryHistory, responses=found,
              tags=["ownership"], summary="One memory with its history")
     async def one_memory(memory_id: MemoryPath, user: User, request: Request) -> MemoryHistory:
-        return await run_in_threadpool(mem(request).memory, user, memory_id)
+        return await in_thread(request, mem(request).memory, user, memory_id)
 
     @app.post("/v1/memory/edges/{memory_id}/retract", response_model=Correction,
               responses=found, tags=["ownership"],
               summary="Retract a wrong memory (never recalled again), or undo that")
     async def retract(memory_id: MemoryPath, body: RetractRequest, user: User,
                       request: Request) -> Correction:
-        return await run_in_threadpool(mem(request).retract, user, memory_id, body.at, body.undo)
+        return await in_thread(request, mem(request).retract, user, memory_id, body.at,
+                               body.undo)
 
     @app.delete("/v1/memory/edges/{memory_id}", response_model=ForgetReport, responses=found,
                 tags=["ownership"], summary="Forget one memory (erasure)")
     async def forget_memory(memory_id: MemoryPath, user: User, request: Request
                             ) -> ForgetReport:
-        return await run_in_threadpool(mem(request).forget_memory, user, memory_id)
+        return await in_thread(request, mem(request).forget_memory, user, memory_id)
 
     @app.patch("/v1/memory/entities/{entity}", response_model=Correction, responses=found,
                tags=["ownership"], summary="Rename an entity, add or remove aliases")
     async def patch_entity(entity: EntityPath, body: EntityPatch, user: User,
                            request: Request) -> Correction:
-        return await run_in_threadpool(mem(request).correct_entity, user, entity, body.name,
-                                       body.add_aliases, body.remove_aliases, body.at)
+        return await in_thread(request, mem(request).correct_entity, user, entity, body.name,
+                               body.add_aliases, body.remove_aliases, body.at)
 
     @app.post("/v1/memory/entities/merge", response_model=Correction, responses=found,
               tags=["ownership"], summary="Merge two entities that are one (undoable)")
     async def merge_entities(body: MergeRequest, user: User, request: Request) -> Correction:
-        return await run_in_threadpool(mem(request).merge_entities, user, body.keep,
-                                       body.absorb, body.at)
+        return await in_thread(request, mem(request).merge_entities, user, body.keep,
+                               body.absorb, body.at)
 
     @app.post("/v1/memory/merges/{record_id}/undo", response_model=UndoResult,
               responses=found, tags=["ownership"],
               summary="Undo a merge (by hand or by the rules): both entities as they were")
     async def undo_merge(record_id: MemoryPath, user: User, request: Request) -> UndoResult:
-        return await run_in_threadpool(mem(request).undo_merge, user, record_id)
+        return await in_thread(request, mem(request).undo_merge, user, record_id)
 
     @app.delete("/v1/memory/entities/{entity}", response_model=ForgetReport, responses=found,
                 tags=["ownership"], summary="Forget one entity with all its memories")
     async def forget_entity(entity: EntityPath, user: User, request: Request) -> ForgetReport:
-        return await run_in_threadpool(mem(request).forget_entity, user, entity)
+        return await in_thread(request, mem(request).forget_entity, user, entity)
 
     @app.delete("/v1/memory/conversations/{conversation_id}", response_model=ForgetReport,
                 responses=found, tags=["ownership"],
                 summary="Forget one conversation: what only it taught, and its words")
     async def forget_conversation(conversation_id: MemoryPath, user: User, request: Request
                                   ) -> ForgetReport:
-        return await run_in_threadpool(mem(request).forget_conversation, user, conversation_id)
+        return await in_thread(request, mem(request).forget_conversation, user,
+                               conversation_id)
 
     @app.get("/v1/memory/export", tags=["ownership"], responses=error_responses(401, 422, 503),
              summary="Export this user's memory (JSON Lines, format v1)",
@@ -475,8 +519,8 @@ def _ownership_routes(app: FastAPI) -> None:
             async for chunk in request.stream():
                 spool.write(chunk)
             spool.flush()
-            return await run_in_threadpool(mem(request).import_memory, user, spool.name,
-                                           replace)
+            return await in_thread(request, mem(request).import_memory, user, spool.name,
+                                   replace, bounded=False)
 
     @app.delete("/v1/memory", response_model=ForgetReport, responses=found,
                 tags=["ownership"], summary="Forget everything of this user (confirm=everything)")
@@ -485,4 +529,4 @@ def _ownership_routes(app: FastAPI) -> None:
         confirm: Annotated[str, Query(pattern="^everything$",
                                       description="Must be `everything`")],
     ) -> ForgetReport:
-        return await run_in_threadpool(mem(request).forget_everything, user)
+        return await in_thread(request, mem(request).forget_everything, user, bounded=False)

@@ -6,7 +6,9 @@ Every turn is in the graph as soon as it happens. A close is accepted at once an
 configured) and applies the read reinforcement, so no reply ever waits for it; with no LLM, the
 conversation closes awaiting extraction, and the backlog is extracted once one is configured. A failed attempt
 is tried again after close_retry_s, doubling, up to close_max_attempts; a server that restarts
-finds the `closing` conversations in the graph and goes on with them.
+finds the `closing` conversations in the graph and goes on with them. At shutdown the worker
+gets a grace period: a close still running after it is released (its lease cleared) for another
+server, or this one's next start, and the process exits without waiting for it.
 """
 
 from __future__ import annotations
@@ -15,16 +17,18 @@ import contextlib
 import hashlib
 import json
 import logging
+import queue
 import threading
 import uuid
-from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future
 from datetime import datetime, timedelta
 from typing import Any
 
 from pegasus.clock import aware
 from pegasus.errors import PegasusError
 from pegasus.memory import Memory
+from pegasus.serve.observe import kind_of
 
 log = logging.getLogger("pegasus.serve")
 MAX_CONTINUATIONS = 100
@@ -41,6 +45,7 @@ def continuation_id(base: str, n: int) -> str:
     digest = hashlib.sha256(base.encode()).hexdigest()[:16]
     tail = f"~{digest}.{n}"
     return base[:MAX_ID_CHARS - len(tail)] + tail
+_STOP = None  # what the worker's queue holds to tell it to end
 
 
 def derived_id(user_id: str, messages: list[dict[str, Any]]) -> str:
@@ -59,18 +64,50 @@ def derived_id(user_id: str, messages: list[dict[str, Any]]) -> str:
 class Conversations:
     def __init__(self, memory: Memory) -> None:
         self.memory = memory
-        self.metrics = None  # set by the application: closes that commit are counted
-        self._closer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pegasus-close")
+        self.metrics = None  # set by the application: closes are counted by outcome
+        self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._closing: set[tuple[str, str]] = set()
+        self._running: tuple[str, str] | None = None
+        self._stopping = threading.Event()
         self.holder = uuid.uuid4().hex  # this server's name on the close leases it holds
         self._lock = threading.Lock()
+        # A daemon thread: the process may exit while a close (an LLM call) still runs in it;
+        # the close is released first and done again elsewhere.
+        self._worker = threading.Thread(target=self._work, name="pegasus-close", daemon=True)
+        self._worker.start()
 
-    def shutdown(self) -> None:
-        self._closer.shutdown(wait=True)
+    def _work(self) -> None:
+        while (item := self._queue.get()) is not _STOP:
+            future, fn, args = item
+            if future.set_running_or_notify_cancel():
+                try:
+                    future.set_result(fn(*args))
+                except BaseException as exc:  # the future carries it to whoever waits
+                    future.set_exception(exc)
+
+    def _enqueue(self, fn: Callable[..., Any], *args: Any) -> Future:
+        future: Future = Future()
+        self._queue.put((future, fn, args))
+        return future
+
+    def shutdown(self, grace_s: float) -> None:
+        """Stop: closes not started stay `closing` in the graph; the running one gets grace_s,
+        then its lease is released for another server or the next start."""
+        self._stopping.set()
+        self._queue.put(_STOP)
+        self._worker.join(timeout=grace_s)
+        with self._lock:
+            running = self._running
+        if self._worker.is_alive() and running is not None:
+            log.warning("a close was still running at shutdown: released for another server "
+                        "or the next start")
+            user_id, conversation_id = running
+            self.memory.store.execute("write/release_close", user_id=user_id,
+                                      conversation_id=conversation_id, holder=self.holder)
 
     def wait(self, timeout_s: float = 120.0) -> None:
         """Return once every close scheduled so far has run (one worker: they run in order)."""
-        self._closer.submit(lambda: None).result(timeout=timeout_s)
+        self._enqueue(lambda: None).result(timeout=timeout_s)
 
     def _state(self, user_id: str, conversation_id: str) -> dict[str, Any]:
         return self.memory.conversation_state(user_id, conversation_id)
@@ -113,15 +150,24 @@ class Conversations:
             if (user_id, conversation_id) in self._closing:
                 return None
             self._closing.add((user_id, conversation_id))
-        return self._closer.submit(self._close, user_id, conversation_id, at)
+        return self._enqueue(self._close, user_id, conversation_id, at)
+
+    def _count(self, outcome: str) -> None:
+        if self.metrics is not None:
+            self.metrics.closes.labels(outcome).inc()
 
     def _close(self, user_id: str, conversation_id: str, at: datetime | None) -> dict[str, Any]:
         result: dict[str, Any] = {"conversation_id": conversation_id, "remembered": None}
         try:
             # Another server (or this one, a moment ago) may hold it: it runs there, once.
-            if not self.memory.claim_close(user_id, conversation_id, self.holder):
+            # A server shutting down starts none: they stay `closing` for the next start.
+            if (self._stopping.is_set()
+                    or not self.memory.claim_close(user_id, conversation_id, self.holder)):
                 result["skipped"] = "held by another worker, or no longer closing"
+                self._count("skipped")
                 return result
+            with self._lock:
+                self._running = (user_id, conversation_id)
             with self._renewing(user_id, conversation_id):
                 state = self._state(user_id, conversation_id)
                 turns = [json.loads(t) for t in state["turns"]]
@@ -144,13 +190,19 @@ class Conversations:
                         result["awaiting_extraction"] = source.why
                 result["reinforced"] = self.memory.close_conversation(user_id, conversation_id,
                                                                       at=at)
+            remembered = result["remembered"]
+            self._count("extracted" if remembered and not remembered.get("skipped")
+                        else "empty")
             return result
         except Exception as exc:
-            self._failed(user_id, conversation_id, exc)
+            if not self._stopping.is_set():  # a close cut off by the shutdown is released
+                self._count("failed")
+                self._failed(user_id, conversation_id, exc)
             raise
         finally:
             with self._lock:
                 self._closing.discard((user_id, conversation_id))
+                self._running = None
 
     @contextlib.contextmanager
     def _renewing(self, user_id: str, conversation_id: str) -> Iterator[None]:
@@ -163,12 +215,11 @@ class Conversations:
             while not stop.wait(every):
                 try:
                     if not self.memory.renew_close(user_id, conversation_id, self.holder):
-                        log.warning("the lease on closing %s/%s was lost", user_id,
-                                    conversation_id)
+                        log.warning("the lease on a running close was lost")
                         return
                 except PegasusError as exc:  # Neo4j away: the next beat tries again
-                    log.warning("renewing the lease on closing %s/%s failed: %s", user_id,
-                                conversation_id, exc)
+                    log.warning("renewing the lease on a running close failed: %s",
+                                kind_of(exc))
 
         beat = threading.Thread(target=heartbeat, name="pegasus-close-lease", daemon=True)
         beat.start()
@@ -188,16 +239,17 @@ class Conversations:
                 user_id, conversation_id, f"{type(exc).__name__}: {exc}",
                 aware(None) + timedelta(seconds=delay), settings.close_max_attempts)
         except PegasusError as again:  # Neo4j is away: the conversation stays `closing`
-            log.warning("closing %s/%s failed (%s), and recording that failed too: %s",
-                        user_id, conversation_id, exc, again)
+            log.warning("a close failed (%s), and recording that failed too (%s)",
+                        kind_of(exc), kind_of(again))
             return
+        # By kind only: ids and messages may hold the user's words (docs/privacy.md, "Logs");
+        # the conversation keeps its error for `pegasus` to show its owner.
         if status == "failed":
-            log.error("closing %s/%s failed %d times, giving up (its turns stay recorded; "
-                      "close it again to retry): %s", user_id, conversation_id, attempts, exc)
+            log.error("a close failed %d times, giving up (its turns stay recorded; close it "
+                      "again to retry): %s", attempts, kind_of(exc))
         else:
-            log.warning("closing %s/%s failed (attempt %d of %d), next try in %.0f s: %s",
-                        user_id, conversation_id, attempts, settings.close_max_attempts,
-                        delay, exc, exc_info=not isinstance(exc, PegasusError))
+            log.warning("a close failed (attempt %d of %d), next try in %.0f s: %s", attempts,
+                        settings.close_max_attempts, delay, kind_of(exc))
 
     def extract_backlog(self) -> Future:
         """Extract the conversations awaiting extraction, in the close worker (after the

@@ -1,13 +1,22 @@
-"""Shared HTTP pieces of `pegasus serve`: ids, the error body, the API key's user."""
+"""Shared HTTP pieces of `pegasus serve`: ids, the error body, the API key's user, and how a
+route runs its blocking work."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+import asyncio
+from collections.abc import Callable
+from typing import Annotated, Any, TypeVar
 
 from fastapi import Depends, Request
 from fastapi.responses import JSONResponse
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, Field
+from starlette.concurrency import run_in_threadpool
+
+from pegasus.errors import Neo4jUnavailableError
+from pegasus.store import deadline
+
+T = TypeVar("T")
 
 # An id needs one character that is not whitespace as Python's str.strip() sees it (which,
 # unlike JSON Schema's \s, includes U+001C–U+001F and U+0085): the schema says what the
@@ -64,3 +73,32 @@ def current_user(request: Request,
 
 
 User = Annotated[str, Depends(current_user)]
+
+
+async def in_thread(request: Request, fn: Callable[..., T], *args: Any, bounded: bool = True
+                    ) -> T:
+    """Run a route's blocking work in the thread pool within the request deadline
+    (request_deadline_s; docs/reliability.md, "Retries"): its Neo4j retries stop there, and a
+    `bounded` route answers 503 by then even when Neo4j hangs (routes that run the LLM or a
+    whole import are not `bounded`: only their retries are). While the last probe found Neo4j
+    unreachable, the answer is 503 at once."""
+    health = request.app.state.health
+    settings = request.app.state.memory.settings
+    if health.neo4j_down:
+        raise Neo4jUnavailableError(f"{health.parts['neo4j']}: try again shortly")
+    seconds = settings.request_deadline_s
+
+    def work() -> T:
+        with deadline(seconds):
+            return fn(*args)
+
+    if not bounded:
+        return await run_in_threadpool(work)
+    # Shielded: a thread cannot be stopped, so the answer stops waiting for it instead.
+    running = asyncio.ensure_future(run_in_threadpool(work))
+    try:
+        return await asyncio.wait_for(asyncio.shield(running),
+                                      seconds + settings.neo4j_connect_timeout_s)
+    except TimeoutError:
+        raise Neo4jUnavailableError(f"Neo4j did not answer within the request deadline "
+                                    f"({seconds:g} s); try again shortly") from None

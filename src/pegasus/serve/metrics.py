@@ -4,10 +4,15 @@ format, prometheus-client).
 
 Neither health nor metrics asks for an API key: probes and scrapers carry none, and nothing
 here names a user or holds their words (routes are labelled by their template, never a path).
+Neither waits for Neo4j either: both answer from what the last probe saw (`Health`), and a
+probe is bounded by health_timeout_s, so a probe or a scrape answers within 2 s whatever Neo4j
+does (docs/reliability.md, "Outages").
 """
 
 from __future__ import annotations
 
+import asyncio
+import time
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -19,68 +24,67 @@ from starlette.concurrency import run_in_threadpool
 
 from pegasus import cypher
 from pegasus.errors import PegasusError
+from pegasus.store import deadline
 
 PROXY_ROUTES = {"/v1/chat/completions", "/v1/models", "/v1/messages", "/v1/responses"}
 COMMIT_ROUTES = {"/v1/memory/commit", "/v1/memory/remember"}
+# Any other method a client sends is counted as `other`: a label copied from the request
+# would let anyone create series without end.
+METHODS = {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
+# Of a close: extracted (a batch committed), empty (nothing to extract: no LLM, no user
+# turn, or nothing said worth keeping), failed (the attempt raised; tried again later),
+# skipped (another worker holds it, or it is no longer closing). Others add their own value.
+CLOSE_OUTCOMES = ("extracted", "empty", "failed", "skipped")
 
 
 class Metrics:
     """One registry per application (tests build many apps in one process)."""
 
-    def __init__(self, memory: Any) -> None:
+    def __init__(self, health: Health) -> None:
         self.registry = CollectorRegistry()
-        self.requests = Counter("pegasus_http_requests", "HTTP requests by route and status",
-                                ["method", "route", "status"], registry=self.registry)
+        self.requests = Counter("pegasus_http_requests",
+                                "HTTP responses by method (unknown ones: other), route template "
+                                "and status, 500s included", ["method", "route", "status"],
+                                registry=self.registry)
+        self.request_seconds = Histogram(
+            "pegasus_http_request_seconds", "Time to the response's head, by route template",
+            ["method", "route"], registry=self.registry,
+            buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0))
         self.recall_seconds = Histogram(
             "pegasus_recall_seconds", "Time of one recall (API and proxy)",
             buckets=(0.01, 0.025, 0.05, 0.1, 0.15, 0.25, 0.5, 1.0, 2.5, 5.0),
             registry=self.registry)
         self.commits = Counter("pegasus_commits", "Conversations committed (API, closes)",
                                registry=self.registry)
+        self.closes = Counter("pegasus_closes", "Close attempts run by this server, by outcome "
+                              "(extracted, empty, failed, skipped)", ["outcome"],
+                              registry=self.registry)
+        self.background_errors = Counter(
+            "pegasus_background_errors", "Exceptions in this server's background work, by loop "
+            "and exception class (the loop goes on)", ["loop", "kind"], registry=self.registry)
         self.upstream_errors = Counter("pegasus_upstream_errors",
                                        "Proxied requests the upstream model failed (502)",
                                        registry=self.registry)
-        self.registry.register(_ServiceState(memory))
+        for outcome in CLOSE_OUTCOMES:
+            self.closes.labels(outcome)
+        self.registry.register(_ServiceState(health))
 
-    def observe(self, method: str, route: str, status: int) -> None:
+    def observe(self, method: str, route: str, status: int, seconds: float) -> None:
+        method = method if method in METHODS else "other"
         self.requests.labels(method, route, str(status)).inc()
+        self.request_seconds.labels(method, route).observe(seconds)
         if status == 502 and route in PROXY_ROUTES:
             self.upstream_errors.inc()
         if status == 200 and route in COMMIT_ROUTES:
             self.commits.inc()
 
-
-class _ServiceState:
-    """Gauges read from the graph at scrape time; left out when Neo4j does not answer."""
-
-    def __init__(self, memory: Any) -> None:
-        self.memory = memory
-
-    def describe(self) -> list:
-        return []
-
-    def collect(self):
-        try:
-            row = self.memory.store.query("read/service_state")[0]
-        except PegasusError:
-            return
-        yield GaugeMetricFamily("pegasus_closes_pending", "Conversations waiting to close",
-                                value=row["closes_pending"])
-        yield GaugeMetricFamily("pegasus_closes_failed", "Conversations whose close failed",
-                                value=row["closes_failed"])
-        yield GaugeMetricFamily("pegasus_closes_awaiting_extraction",
-                                "Conversations closed with no LLM to extract them, kept until "
-                                "one is configured", value=row["awaiting_extraction"])
-        if row["last_decay"] is not None:
-            yield GaugeMetricFamily("pegasus_last_decay_timestamp_seconds",
-                                    "When the daily decay pass last finished (Unix time)",
-                                    value=row["last_decay"])
+    def failed(self, loop: str, exc: BaseException) -> None:
+        """Count an exception of a background loop (by its class: never its message)."""
+        self.background_errors.labels(loop, type(exc).__name__).inc()
 
 
 def readiness(memory: Any) -> dict[str, str]:
-    """Each part of readiness: "ok", or what is wrong."""
-    from pegasus.embed import model_loaded
-
+    """Each part of readiness as Neo4j sees it: "ok", or what is wrong (no user named)."""
     parts: dict[str, str] = {}
     try:
         applied = {r["version"]: r["checksum"]
@@ -93,9 +97,8 @@ def readiness(memory: Any) -> dict[str, str]:
         parts.setdefault("neo4j", str(exc))
         parts.setdefault("migrations", "unknown")
     except Exception as exc:  # a driver error: Neo4j does not answer
-        parts["neo4j"] = f"{type(exc).__name__}: {exc}"[:300]
+        parts["neo4j"] = f"Neo4j at {memory.store.uri} does not answer ({type(exc).__name__})"
         parts["migrations"] = "unknown"
-    parts["model"] = "ok" if model_loaded(memory.settings.embedding_model) else "not loaded"
     return parts
 
 
@@ -105,15 +108,113 @@ def extraction_state(memory: Any) -> dict[str, str]:
     return {"extraction": memory.extraction.describe()}
 
 
-def add_routes(app: FastAPI) -> None:
-    """/healthz, /readyz and /metrics, and the middleware that counts requests."""
+class Health:
+    """What the last probe saw of Neo4j: the readiness parts and the database-wide gauges.
 
-    @app.middleware("http")
-    async def count(request: Request, call_next):
-        response = await call_next(request)
-        route = getattr(request.scope.get("route"), "path", "unmatched")
-        request.app.state.metrics.observe(request.method, route, response.status_code)
-        return response
+    One probe runs at a time: while a probe hangs (a black-holed connection), the next check
+    waits for that one, at most timeout_s, instead of starting another thread.
+    """
+
+    def __init__(self, memory: Any) -> None:
+        self.memory = memory
+        self.timeout_s = memory.settings.health_timeout_s
+        self.parts: dict[str, str] | None = None  # None: not probed yet
+        self.state: dict[str, Any] | None = None  # read/service_state's row, when it answered
+        self.checked_at = float("-inf")
+        self._probe: asyncio.Future | None = None
+
+    @property
+    def neo4j_down(self) -> bool:
+        """The last probe found Neo4j unreachable (requests then fail fast, 503)."""
+        return self.parts is not None and self.parts["neo4j"] != "ok"
+
+    def stale(self) -> bool:
+        return time.monotonic() - self.checked_at > self.memory.settings.health_interval_s
+
+    def _probe_now(self) -> tuple[dict[str, str], dict[str, Any] | None]:
+        with deadline(self.timeout_s):
+            parts = readiness(self.memory)
+            state = None
+            if parts["neo4j"] == "ok":
+                rows = self.memory.store.query("read/service_state")
+                state = rows[0] if rows else None
+        return parts, state
+
+    async def check(self) -> None:
+        """Probe Neo4j, waiting at most timeout_s for the answer (the first probe of a server
+        also gets neo4j_connect_timeout_s: the driver's first connection)."""
+        if self._probe is None or self._probe.done():
+            self._probe = asyncio.ensure_future(run_in_threadpool(self._probe_now))
+            # A probe that answers after its caller stopped waiting still counts.
+            self._probe.add_done_callback(self._answered)
+        limit = self.timeout_s
+        if self.parts is None:
+            limit += self.memory.settings.neo4j_connect_timeout_s
+        try:
+            await asyncio.wait_for(asyncio.shield(self._probe), limit)
+        except TimeoutError:
+            self.parts = {"neo4j": f"Neo4j at {self.memory.store.uri} gave no answer within "
+                                   f"{limit:g} s", "migrations": "unknown"}
+            self.state = None
+            self.checked_at = time.monotonic()
+        except Exception:  # noqa: S110 - _answered has recorded it
+            pass
+
+    def _answered(self, probe: asyncio.Future) -> None:
+        if probe.cancelled():
+            return
+        if probe.exception() is not None:  # the probe itself failed: Neo4j is not usable
+            self.parts = {"neo4j": f"Neo4j at {self.memory.store.uri} does not answer "
+                                   f"({type(probe.exception()).__name__})",
+                          "migrations": "unknown"}
+            self.state = None
+        else:
+            self.parts, self.state = probe.result()
+        self.checked_at = time.monotonic()
+
+    async def fresh(self) -> None:
+        """Probe when the background watch has not (not running, or the answer is old)."""
+        if self.stale():
+            await self.check()
+
+
+class _ServiceState:
+    """Gauges from the last probe of the graph; left out when Neo4j did not answer."""
+
+    def __init__(self, health: Health) -> None:
+        self.health = health
+
+    def describe(self) -> list:
+        return []
+
+    def collect(self):
+        yield GaugeMetricFamily("pegasus_neo4j_up", "Whether the last probe of Neo4j (every "
+                                "health_interval_s) got an answer",
+                                value=0 if self.health.neo4j_down or self.health.parts is None
+                                else 1)
+        row = self.health.state
+        if row is None:
+            return
+        # Counted over the whole database: every replica on it reports the same value, so
+        # take one replica's (max), never the sum.
+        yield GaugeMetricFamily("pegasus_closes_pending", "Conversations waiting to close, in "
+                                "the whole database (the same on every replica: do not sum)",
+                                value=row["closes_pending"])
+        yield GaugeMetricFamily("pegasus_closes_failed", "Conversations whose close failed, in "
+                                "the whole database (the same on every replica: do not sum)",
+                                value=row["closes_failed"])
+        yield GaugeMetricFamily("pegasus_closes_awaiting_extraction",
+                                "Conversations closed with no LLM to extract them, kept until one "
+                                "is configured, in the whole database (the same on every "
+                                "replica: do not sum)", value=row["awaiting_extraction"])
+        if row["last_decay"] is not None:
+            yield GaugeMetricFamily("pegasus_last_decay_timestamp_seconds",
+                                    "When the daily decay pass last finished, on any replica "
+                                    "(Unix time)", value=row["last_decay"])
+
+
+def add_routes(app: FastAPI) -> None:
+    """/healthz, /readyz and /metrics."""
 
     @app.get("/healthz", tags=["health"], summary="The process is alive")
     async def healthz() -> dict[str, str]:
@@ -122,7 +223,13 @@ def add_routes(app: FastAPI) -> None:
     @app.get("/readyz", tags=["health"], summary="Neo4j answers, the schema is migrated, the "
                                                   "model is loaded (503 otherwise)")
     async def readyz(request: Request) -> JSONResponse:
-        parts = await run_in_threadpool(readiness, request.app.state.memory)
+        from pegasus.embed import model_loaded
+
+        health: Health = request.app.state.health
+        await health.fresh()
+        parts = dict(health.parts or {})
+        parts["model"] = ("ok" if model_loaded(request.app.state.memory.settings.embedding_model)
+                          else "not loaded")
         ready = all(v == "ok" for v in parts.values())
         return JSONResponse({"status": "ready" if ready else "not ready", **parts,
                              **extraction_state(request.app.state.memory)},
@@ -130,5 +237,6 @@ def add_routes(app: FastAPI) -> None:
 
     @app.get("/metrics", tags=["health"], summary="Prometheus metrics", response_class=Response)
     async def metrics(request: Request) -> Response:
-        body = await run_in_threadpool(generate_latest, request.app.state.metrics.registry)
-        return Response(body, media_type=CONTENT_TYPE_LATEST)
+        await request.app.state.health.fresh()
+        return Response(generate_latest(request.app.state.metrics.registry),
+                        media_type=CONTENT_TYPE_LATEST)

@@ -1,0 +1,92 @@
+"""What `pegasus serve` writes about a request, in one middleware: the access-log line, the
+request metrics, and an unexpected error's kind. No user word reaches a log or a metric
+(docs/privacy.md, "Logs"): a request is named by its method and route template (never its
+path, ids or query string), an error by its exception class and where it was raised (never
+its message, which may quote the user's words, nor a body).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI, Request
+from starlette.responses import Response
+
+from pegasus.serve.http import error
+from pegasus.serve.metrics import METHODS
+
+access = logging.getLogger("pegasus.access")
+log = logging.getLogger("pegasus.serve")
+
+
+def route_of(request: Request) -> str:
+    """The route template a request matched (`/v1/memory/entities/{entity}`), else
+    `unmatched`: never the path the client sent."""
+    return getattr(request.scope.get("route"), "path", "unmatched")
+
+
+def kind_of(exc: BaseException) -> str:
+    """An exception as its class and the place it was raised (file:line): what an operator
+    needs to find it, without its message."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = f" at {Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else ""
+    return f"{type(exc).__name__}{where}"
+
+
+def add_middleware(app: FastAPI) -> None:
+    """Count, time and log every response (500s too), by method and route template."""
+
+    @app.middleware("http")
+    async def observe(request: Request, call_next: Any) -> Response:
+        started = time.perf_counter()
+        method = request.method if request.method in METHODS else "other"
+        try:
+            response = await call_next(request)
+        except Exception as exc:  # a bug: answered here, so it is counted and logged by kind
+            log.error("%s %s failed: %s", method, route_of(request), kind_of(exc))
+            response = error(500, "internal error (the server logged its kind)", "server_error")
+        seconds = time.perf_counter() - started
+        route = route_of(request)
+        request.app.state.metrics.observe(method, route, response.status_code, seconds)
+        access.info("%s %s %d %.1fms", method, route, response.status_code, seconds * 1000)
+        return response
+
+
+class KindOnly(logging.Filter):
+    """Every traceback a library logs (uvicorn's "Exception in ASGI application", a failed
+    stream) becomes its kind: a traceback prints the exception's message."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and record.exc_info[1] is not None:
+            record.msg = f"{record.getMessage()}: {kind_of(record.exc_info[1])}"
+            record.args = None
+            record.exc_info = None
+            record.exc_text = None
+        return True
+
+
+def log_config() -> dict[str, Any]:
+    """uvicorn's logging, with Pegasus's access log instead of uvicorn's (which prints the
+    path and query string), and no traceback text anywhere."""
+    kind_only = {"()": KindOnly}
+    handler = {"formatter": "default", "class": "logging.StreamHandler",
+               "stream": "ext://sys.stderr", "filters": ["kind_only"]}
+    return {
+        "version": 1,
+        "disable_existing_loggers": False,
+        "filters": {"kind_only": kind_only},
+        "formatters": {"default": {"()": "uvicorn.logging.DefaultFormatter",
+                                   "fmt": "%(levelprefix)s %(name)s: %(message)s",
+                                   "use_colors": None}},
+        "handlers": {"default": handler},
+        "root": {"handlers": ["default"], "level": "WARNING"},
+        "loggers": {
+            "uvicorn": {"handlers": ["default"], "level": "INFO", "propagate": False},
+            "uvicorn.access": {"handlers": [], "level": "WARNING", "propagate": False},
+            "pegasus": {"handlers": ["default"], "level": "INFO", "propagate": False},
+        },
+    }
