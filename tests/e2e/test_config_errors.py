@@ -86,3 +86,30 @@ def test_an_llm_that_refuses_the_key_or_cannot_be_reached(neo4j_env, refusing_ll
     line = one_line(pegasus(server_env(neo4j_env, **llm, PEGASUS_LLM_BASE_URL=closed), *args))
     assert line == (f"error: cannot reach the LLM at {closed}: check PEGASUS_LLM_BASE_URL and "
                     "that the server is running")
+
+
+def test_an_unknown_model_an_unusable_home_or_a_taken_port_is_one_line(neo4j_env, tmp_path,
+                                                                       user_id):
+    import socket
+
+    model = server_env(neo4j_env, PEGASUS_EMBEDDING_MODEL="no-such-model-x1",
+                       PEGASUS_HOME=str(tmp_path / "home"))
+    for args in (("recall", "hello", "--user", user_id), ("serve", "--port", str(free_port()))):
+        line = one_line(pegasus(model, *args))
+        assert line.startswith("error: PEGASUS_EMBEDDING_MODEL='no-such-model-x1': no such model")
+    a_file = tmp_path / "home-file"
+    a_file.write_text("not a folder")
+    transcript = tmp_path / "t.json"
+    transcript.write_text(json.dumps([{"role": "user", "content": "my boss Sarah"}]))
+    for home in (a_file, "/proc/pegasus-home"):
+        env = server_env(neo4j_env, PEGASUS_HOME=str(home))
+        for args in (("remember", str(transcript), "--user", user_id, "--conversation", "c1"),
+                     ("serve", "--port", str(free_port()))):
+            line = one_line(pegasus(env, *args))
+            assert line.startswith(f"error: PEGASUS_HOME={home} cannot be used"), line
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        line = one_line(pegasus(server_env(neo4j_env, PEGASUS_HOME=str(tmp_path / "h")),
+                                "serve", "--port", str(port)))
+    assert line == (f"error: cannot listen on 127.0.0.1:{port} (Address already in use): "
+                    "another program uses it; choose another port (--port, PEGASUS_SERVE_PORT)")
