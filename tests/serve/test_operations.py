@@ -31,8 +31,10 @@ MARKER = "Zyxqwvmarker"  # a word no log line, label or status text could hold b
 def served(settings, user_id, **changes):
     """A Memory with this test's key, its model loaded (as `pegasus serve` loads it before it
     listens: a first recall must not count the load against its deadline)."""
+    # Generous bounds unless a test sets its own: the shared test machine can be slow.
+    bounds = {"health_timeout_s": 10.0, "request_deadline_s": 120.0}
     with Memory(settings.model_copy(update={"api_keys": {KEY: user_id},
-                                            "health_timeout_s": 10.0, **changes})) as memory:
+                                            **bounds, **changes})) as memory:
         memory.embedder.embed(["warm up"])
         yield memory
 
