@@ -210,8 +210,7 @@ class Memory:
             try:
                 report = self.store.write(lambda tx: commit_in_tx(tx, job))
             except ReviewNeeded as exc:
-                log.info("partition of %s moved during review (%s); reviewing again", user_id,
-                         exc)
+                log.info("a partition moved during review; reviewing again")
                 job.unasked = exc.requests
                 continue
             if job.advance is not None:  # written: the kept partition moves with it

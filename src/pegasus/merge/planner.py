@@ -304,8 +304,8 @@ class _Resolver:
             raise _Unanswered(request)
         if isinstance(answer, ExtractionError):
             # An unusable review must not cost the conversation: decide as with no reviewer.
-            log.warning("merge review of %r unusable, pair left pending: %s", proposed.name,
-                        answer)
+            # No name, no answer: both hold the user's words (docs/privacy.md, "Logs").
+            log.warning("a merge review's answer was unusable, pair left pending")
             self.report.notes.append(f"{proposed.name}: the reviewer's answer was unusable, "
                                      f"left for review ({answer})")
             return self._pending(proposed, candidates)

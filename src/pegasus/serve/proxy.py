@@ -182,7 +182,8 @@ def _stream(request: Request, user: str, conversation_id: str, upstream: httpx.R
             await run_in_threadpool(_record_reply, request, user, conversation_id,
                                     "".join(pieces))
         except PegasusError as exc:
-            log.warning("recording the streamed reply of %s failed: %s", conversation_id, exc)
+            # By kind only: the id and the message may hold the user's words (privacy.md).
+            log.warning("recording a streamed reply failed: %s", type(exc).__name__)
 
     return StreamingResponse(relay(), media_type="text/event-stream", headers=headers,
                              background=BackgroundTask(record))
