@@ -90,7 +90,7 @@ class Conversations:
         self._queue.put((future, fn, args))
         return future
 
-    def shutdown(self, grace_s: float) -> None:
+    def shutdown(self, grace_s: float = 30.0) -> None:
         """Stop: closes not started stay `closing` in the graph; the running one gets grace_s,
         then its lease is released for another server or the next start."""
         self._stopping.set()
