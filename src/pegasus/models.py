@@ -9,6 +9,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
 
+from pegasus.recall.render import QuoteLine, render_block
 from pegasus.vocab import Cardinality, Kind, RelationStatus, Stability
 
 # --- limits of the batch contract (docs/reliability.md lists what each refusal looks like) ----
@@ -262,10 +263,9 @@ class ShownSnippet(BaseModel):
 
     @property
     def line(self) -> str:
-        when = self.said_at.date().isoformat() if self.said_at else "undated"
-        if self.until is not None:
-            when += f", until {self.until.date().isoformat()}"
-        return f'- {when}: "{self.text}"'
+        """The [CONTEXT] line (recall/render.py escapes the words)."""
+        return QuoteLine(self.text, self.said_at.date() if self.said_at else None,
+                         self.until.date() if self.until else None).render()
 
 
 class Recall(BaseModel):
@@ -279,14 +279,7 @@ class Recall(BaseModel):
 
     def render(self) -> str:
         """`[MEMORY]` and `[CONTEXT]` blocks as text; empty when nothing is relevant."""
-        parts: list[str] = []
-        if self.memory:
-            parts.append("[MEMORY]\n" + "\n".join(self.memory))
-        if self.snippets:
-            parts.append("[CONTEXT]\n" + "\n".join(s.line for s in self.snippets))
-        elif self.context:
-            parts.append("[CONTEXT]\n" + "\n".join(f'- "{s}"' for s in self.context))
-        return "\n\n".join(parts)
+        return render_block(self.memory, [s.line for s in self.snippets])
 
     def as_json(self) -> dict[str, Any]:
         """The `recall --json` shape (design §9, plus each snippet's dates)."""

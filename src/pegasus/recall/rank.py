@@ -19,6 +19,7 @@ from datetime import datetime
 import numpy as np
 
 from pegasus.models import ShownSnippet
+from pegasus.recall.render import RelationLine
 from pegasus.text import fold
 
 
@@ -53,8 +54,8 @@ class Candidate:
     @property
     def relation(self) -> str:
         """The [MEMORY] line of this edge, with the day it was first observed."""
-        since = f" (since {self.since.date().isoformat()})" if self.since else ""
-        return f"{self.source} -[{self.label}]-> {self.target}{since}"
+        return RelationLine(self.source, self.label, self.target,
+                            self.since.date() if self.since else None).render()
 
 
 @dataclass
