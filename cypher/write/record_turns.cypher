@@ -8,6 +8,8 @@
 // The node's write lock is taken first (the SET), so the turns read after it are the last
 // committed ones: two writers (a streamed reply's record, the client's next turn) append one
 // after the other, and neither drops the other's turn (docs/decisions.md).
+// Nothing is recorded when the transcript would pass $max_chars characters of JSON text
+// (`fits` false): the limit on a whole transcript holds however it is sent, turn by turn (#35).
 MERGE (c:Conversation {user_id: $user_id, id: $conversation_id})
 ON CREATE SET c.started_at = $now, c.status = 'open', c.read_log = [], c.source = $source
 SET c.turns_lock = true
@@ -18,7 +20,12 @@ WITH c, had, seen, [t IN $turns WHERE t.id IS NULL OR NOT t.id IN seen] AS fresh
 WITH c, had, seen, CASE WHEN size(had) > 0 AND size(fresh) > 0 AND head(fresh).id IS NULL
                              AND last(had) = head(fresh).json THEN tail(fresh)
                         ELSE fresh END AS fresh
-SET c.turns = had + [t IN fresh | t.json],
-    c.turn_ids = seen + [t IN fresh WHERE t.id IS NOT NULL | t.id],
-    c.last_active_at = $now, c.model = coalesce($model, c.model)
-RETURN size(c.turns) AS turns, size(fresh) AS recorded
+WITH c, had, seen, fresh,
+     reduce(n = 0, t IN had | n + size(t)) + reduce(n = 0, t IN fresh | n + size(t.json))
+       <= $max_chars AS fits
+FOREACH (_ IN CASE WHEN fits THEN [1] ELSE [] END |
+  SET c.turns = had + [t IN fresh | t.json],
+      c.turn_ids = seen + [t IN fresh WHERE t.id IS NOT NULL | t.id],
+      c.last_active_at = $now, c.model = coalesce($model, c.model))
+RETURN size(coalesce(c.turns, [])) AS turns, CASE WHEN fits THEN size(fresh) ELSE 0 END
+       AS recorded, fits

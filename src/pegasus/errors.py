@@ -13,6 +13,10 @@ class InvalidBatchError(PegasusError):
     """An extraction batch (or transcript) cannot be accepted as it is; nothing was written."""
 
 
+class TooLargeError(InvalidBatchError):
+    """A turn over max_turn_chars, or a transcript that would pass max_transcript_chars."""
+
+
 class ConversationConflictError(PegasusError):
     """The conversation was already committed with different content."""
 

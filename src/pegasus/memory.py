@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from pegasus.clock import aware
 from pegasus.commit import CommitJob, ReviewNeeded, commit_in_tx
 from pegasus.embed import Embedder
-from pegasus.errors import InvalidBatchError, NotFoundError, PegasusError
+from pegasus.errors import InvalidBatchError, NotFoundError, PegasusError, TooLargeError
 from pegasus.lifecycle import (
     await_extraction,
     awaiting_extraction,
@@ -235,9 +235,14 @@ class Memory:
         """What this message recalls; with a conversation id, the read is logged on it."""
         explained = self.explain(user_id, text, at)
         if conversation_id is not None:
-            _check_id("conversation_id", conversation_id)
-            self.recall_engine.log_read(user_id, conversation_id, explained, aware(at))
+            self.log_read(user_id, conversation_id, explained, at)
         return explained.recall
+
+    def log_read(self, user_id: str, conversation_id: str, explained: Explained,
+                 at: datetime | None = None) -> None:
+        """Log what a recall showed on the conversation (reinforced once at its close)."""
+        _check_id("conversation_id", conversation_id)
+        self.recall_engine.log_read(user_id, conversation_id, explained, aware(at))
 
     def explain(self, user_id: str, text: str, at: datetime | None = None) -> Explained:
         """A recall with every intermediate value (seeds, activation, budget); logs nothing."""
@@ -287,13 +292,32 @@ class Memory:
                      model: str | None = None) -> int:
         """Append turns ({role, content} and an optional client `id`) to a conversation's
         transcript; a turn whose id is already recorded is skipped. How many it holds.
-        `model`: the model the client talks to (the proxy knows it), kept for extraction."""
+        `model`: the model the client talks to (the proxy knows it), kept for extraction.
+        TooLargeError, with nothing recorded, for a turn over max_turn_chars or a transcript
+        that would pass max_transcript_chars (counted as recorded, JSON text)."""
+        self._check_turn_sizes(turns)
         rows = [{"id": t.get("id"), "json": json.dumps(
                     {"role": t["role"], "content": t["content"]}, ensure_ascii=False)}
                 for t in turns]
-        return self.store.execute("write/record_turns", user_id=user_id,
-                                  conversation_id=conversation_id, turns=rows, source=source,
-                                  model=model, now=aware(at))[0]["turns"]
+        limit = self.settings.max_transcript_chars
+        if sum(len(r["json"]) for r in rows) > limit:
+            raise TooLargeError(f"these turns pass the transcript limit ({limit} characters)")
+        row = self.store.execute("write/record_turns", user_id=user_id,
+                                 conversation_id=conversation_id, turns=rows, source=source,
+                                 model=model, now=aware(at), max_chars=limit)[0]
+        if not row["fits"]:
+            raise TooLargeError(
+                f"conversation {conversation_id!r} would pass the transcript limit ({limit} "
+                "characters recorded); nothing was recorded: close it, and go on in a new one")
+        return row["turns"]
+
+    def _check_turn_sizes(self, turns: list[dict[str, Any]]) -> None:
+        limit = self.settings.max_turn_chars
+        for index, turn in enumerate(turns):
+            size = len(turn["content"]) if isinstance(turn.get("content"), str) else 0
+            if size > limit:
+                raise TooLargeError(f"turn {index} is too long ({size} characters, limit "
+                                    f"{limit}); nothing was recorded")
 
     def idle_conversations(self, user_id: str, before: datetime) -> list[str]:
         """Ids of the user's open recorded conversations last touched before `before`."""
@@ -429,6 +453,7 @@ class Memory:
         except TypeError as exc:
             raise InvalidBatchError(f"not a transcript (a list of {{role, content}}): {exc}"
                                     ) from exc
+        self._check_turn_sizes(checked)
         size = sum(len(t["content"]) for t in checked)
         if size > self.settings.max_transcript_chars:
             raise InvalidBatchError(

@@ -25,6 +25,9 @@ MAX_PROPERTY_VALUE_CHARS = 2000  # every string inside a property value
 MAX_SUMMARY_CHARS = 4000
 MAX_TAGS = 20
 MAX_TAG_CHARS = 60
+# One recorded turn (/turns, /remember, the proxy, imports): Settings.max_turn_chars, this by
+# default. A whole transcript stays within Settings.max_transcript_chars (2,000,000).
+MAX_TURN_CHARS = 200_000
 # Neo4j stores integers as signed 64-bit; a larger one would fail inside the driver, so the
 # contract refuses it instead of silently turning it into a string or a float.
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1

@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from pegasus.models import MAX_TURN_CHARS
 from pegasus.vocab import STABILITIES
 
 
@@ -183,11 +184,19 @@ class Settings(BaseSettings):
     # A word seeds at most its `seeds_per_word` best entity keys above the threshold (§7.4).
     seeds_per_word: int = Field(default=32, ge=1)
 
+    # What recall reads of a message (design §7.1, "Long messages"): its first and last
+    # recall_chars / 2 characters, and of their content words the first and last
+    # recall_words / 2; a pasted document costs what a paragraph does (#35).
+    recall_chars: int = Field(default=20_000, ge=2)
+    recall_words: int = Field(default=64, ge=2)
+
     # --- write-time context for the extractor (design §7, last paragraph) -------------------
     write_context_seed_threshold: float = 0.20
     write_context_fire_threshold: float = 0.10
     write_context_budget: int = 40
     write_context_budget_words: int = 1500
+    write_context_chars: int = Field(default=200_000, ge=2)  # of the transcript's user words
+    write_context_words: int = Field(default=512, ge=2)
 
     # --- serve: the HTTP API and the OpenAI-compatible proxy ---------------------------
     # API key → user id. PEGASUS_API_KEYS as a JSON object, and/or a JSON file of that shape.
@@ -201,6 +210,9 @@ class Settings(BaseSettings):
     # The Anthropic Messages API's upstream (/v1/messages), e.g. https://api.anthropic.com
     anthropic_upstream_base_url: str | None = None
     anthropic_upstream_api_key: SecretStr | None = None
+    # The proxy waits at most this long for memory (recording the turn, recalling on it);
+    # past it, or when memory fails, the request goes on without memory (X-Pegasus-Memory).
+    proxy_memory_budget_s: float = Field(default=1.5, gt=0)
     idle_close_s: float = 1800.0  # a recorded conversation closes after this long unused
     idle_sweep_s: float = 60.0
     # A close that fails (the LLM away, a timeout) is tried again after close_retry_s, then
@@ -225,6 +237,9 @@ class Settings(BaseSettings):
 
     # --- limits on input --------------------------------------------------------------------
     max_transcript_chars: int = 2_000_000
+    # One turn, wherever it is recorded (design §9, "Limits"): 413 above it; the proxy records
+    # the first max_turn_chars characters and still forwards the whole message.
+    max_turn_chars: int = Field(default=MAX_TURN_CHARS, ge=1)
     max_batch_entities: int = 5_000
     max_batch_relations: int = 20_000
 

@@ -19,8 +19,12 @@ from neo4j import ManagedTransaction
 from pegasus.embed import Embedder, pack_vector
 from pegasus.portable import native
 from pegasus.store import Store, run
+from pegasus.text import head_and_tail
 
 _TERM = re.compile(r"[a-z0-9]+")
+# Lucene refuses a query of more than 1,024 clauses (maxClauseCount): a pasted document made
+# every recall fail (#35). A query names at most this many terms, the message's first and last.
+MAX_QUERY_TERMS = 512
 
 
 def user_key(user_id: str) -> str:
@@ -31,8 +35,10 @@ def user_key(user_id: str) -> str:
 def keyword_query(user_id: str, words: list[str]) -> str | None:
     """A Lucene query for any of `words` in one user's snippets; None when no word is usable.
 
-    Words are reduced to [a-z0-9] terms, so no Lucene syntax can come from the message."""
-    terms = list(dict.fromkeys(t for w in words for t in _TERM.findall(w.lower()) if len(t) > 1))
+    Words are reduced to [a-z0-9] terms, so no Lucene syntax can come from the message, and to
+    at most MAX_QUERY_TERMS of them (`head_and_tail`), so no message is too long for Lucene."""
+    terms = head_and_tail(list(dict.fromkeys(t for w in words for t in _TERM.findall(w.lower())
+                                    if len(t) > 1)), MAX_QUERY_TERMS)
     if not terms:
         return None
     return f"+user_key:{user_key(user_id)} +text:({' '.join(terms)})"

@@ -6,6 +6,7 @@ import re
 import unicodedata
 from functools import cache
 from importlib import resources
+from typing import TypeVar
 
 # Self placeholders the extractor emits before it knows the user's name (design §5).
 SELF_PLACEHOLDERS = frozenset(
@@ -13,6 +14,7 @@ SELF_PLACEHOLDERS = frozenset(
      "user (me)", "the user (me)", "my self", "mine"}
 )
 
+Seq = TypeVar("Seq", str, list)
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
 
 
@@ -82,6 +84,15 @@ def content_words(text: str) -> list[str]:
         if len(word) > 1 and word not in stop:
             seen.setdefault(word, None)
     return list(seen)
+
+
+def head_and_tail(items: Seq, n: int) -> Seq:
+    """The first and last `n` // 2 items (of a list, or characters of a text) when there are
+    more than `n`: what recall reads of a huge message (a pasted document comes with its
+    question before or after it), so its cost never grows with the message (#35)."""
+    if len(items) <= n:
+        return items
+    return items[:n - n // 2] + items[len(items) - n // 2:]
 
 
 def label_phrase(label: str) -> str:

@@ -24,7 +24,7 @@ from pegasus.recall.seeds import KeySet, Seeds, select_seeds, strongest
 from pegasus.settings import Settings
 from pegasus.snippets import keyword_query
 from pegasus.store import Store, run
-from pegasus.text import content_words
+from pegasus.text import content_words, head_and_tail
 
 # Runs one named read query: `Store.query` (its own transaction) or a recall's transaction.
 Query = Callable[..., list[dict[str, Any]]]
@@ -69,18 +69,22 @@ class RecallParams:
     reverse_slots: int
     budget_words: int
     expand_threshold: float
+    chars: int  # what is read of a message: its first and last chars // 2 characters
+    words: int  # the content words seeded on and searched for: the first and last words // 2
 
     @classmethod
     def for_recall(cls, s: Settings) -> RecallParams:
         return cls(s.seed_threshold, s.fire_threshold, s.budget_total, s.budget_forward,
-                   s.budget_reverse, s.budget_words, s.expand_threshold)
+                   s.budget_reverse, s.budget_words, s.expand_threshold, s.recall_chars,
+                   s.recall_words)
 
     @classmethod
     def for_write_context(cls, s: Settings) -> RecallParams:
         forward = math.ceil(s.write_context_budget * 0.75)
         return cls(s.write_context_seed_threshold, s.write_context_fire_threshold,
                    s.write_context_budget, forward, s.write_context_budget - forward,
-                   s.write_context_budget_words, s.write_context_fire_threshold)
+                   s.write_context_budget_words, s.write_context_fire_threshold,
+                   s.write_context_chars, s.write_context_words)
 
 
 class RecallEngine:
@@ -279,12 +283,13 @@ class RecallEngine:
                  params: RecallParams | None) -> Explained:
         s = self.settings
         params = params or RecallParams.for_recall(s)
+        text = head_and_tail(text, params.chars)  # a huge message costs what its ends cost (#35)
         partition = self.partition(user_id, query)
         self_id = partition.self_id
         # The user's own name resolves to the self node, which never competes for the budget:
         # it would otherwise seed every entity named after the user (design §7.1).
-        words = [w for w in content_words(text) if w not in partition.self_words
-                 and w.removesuffix("'s") not in partition.self_words]
+        words = head_and_tail([w for w in content_words(text) if w not in partition.self_words
+                      and w.removesuffix("'s") not in partition.self_words], params.words)
         if not partition.key_count:
             return Explained(words, Seeds({}, {}, []), [], [], [], Recall())
         vectors = self.embedder.embed(words)

@@ -11,7 +11,7 @@ import re
 from datetime import datetime
 from functools import cache
 
-from pegasus.text import fold
+from pegasus.text import fold, head_and_tail
 
 PAST_MARKERS = (
     "used to", "before", "previously", "formerly", "earlier", "ago", "back then", "back when",
@@ -23,6 +23,8 @@ _MONTH_OR_YEAR = re.compile(
     r"\b(?:january|february|march|april|may|june|july|august|september|october|november|"
     r"december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|(?:19|20)\d\d|yesterday|"
     r"last|ago)\b")
+# dateparser reads ~10 k characters a second: a long message is searched for dates at its ends.
+DATE_SEARCH_CHARS = 2_000
 
 
 @cache
@@ -40,6 +42,6 @@ def asks_about_past(text: str, now: datetime) -> bool:
     if not _MONTH_OR_YEAR.search(folded):  # dateparser is slow: only when a date may be there
         return False
     base = now.replace(tzinfo=None)
-    found = _search()(text, languages=["en"], settings={
+    found = _search()(head_and_tail(text, DATE_SEARCH_CHARS), languages=["en"], settings={
         "RELATIVE_BASE": base, "PREFER_DATES_FROM": "past", "RETURN_AS_TIMEZONE_AWARE": False})
     return any(when.replace(tzinfo=None) < base for _, when in found or [])

@@ -20,7 +20,6 @@ from fastapi import APIRouter, Header, Request
 from fastapi.responses import JSONResponse, Response
 from fastapi.routing import APIRoute
 from pydantic import BaseModel, ConfigDict, Field
-from starlette.concurrency import run_in_threadpool
 
 from pegasus.hook import memory_note
 from pegasus.serve.conversations import derived_id
@@ -168,14 +167,14 @@ async def messages(
     base = (conversation or stated_session(body.metadata)
             or derived_id(user, [{"role": "system", "content": body.system},
                                  *payload["messages"]]))
-    conversation_id, block = await run_in_threadpool(prepare, request, user, base[:180],
-                                                     user_text(body.messages[-1]), body.model)
-    if block:
-        payload["system"] = with_memory(body.system, block)
+    prepared = await prepare(request, user, base[:180], user_text(body.messages[-1]),
+                             body.model)
+    if prepared.block:
+        payload["system"] = with_memory(body.system, prepared.block)
     headers = {name: request.headers[name] for name in FORWARDED_HEADERS
                if name in request.headers}
     headers.setdefault("anthropic-version", "2023-06-01")
-    return await forward(request, user, client, "v1/messages", payload, conversation_id,
+    return await forward(request, user, client, "v1/messages", payload, prepared,
                          headers=headers, reply_of=_reply, piece_of=_piece)
 
 

@@ -3,8 +3,9 @@
 Every route authenticates with an API key (Authorization: Bearer, or x-api-key) that maps to one
 user; that user id is the only
 one a request can read or write. Errors come back as `{"error": {"message", "type"}}` with a
-status that says what to do: 401 (key), 404, 409 (conversation conflict), 422 (bad input),
-502 (the upstream or the LLM failed), 503 (Neo4j or configuration).
+status that says what to do: 401 (key), 404, 409 (conversation conflict), 413 (a turn or a
+transcript over its limit), 422 (bad input), 502 (the upstream or the LLM failed), 503 (Neo4j
+or configuration).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from pegasus.errors import (
     NotFoundError,
     PartitionNotEmptyError,
     PegasusError,
+    TooLargeError,
 )
 from pegasus.lifecycle import next_daily_run
 from pegasus.memory import Memory
@@ -77,6 +79,7 @@ log = logging.getLogger("pegasus.serve")
 
 MEMORY_ERRORS = error_responses(400, 401, 422, 503)
 _STATUS: list[tuple[type[PegasusError], int, str]] = [
+    (TooLargeError, 413, "too_large_error"),
     (InvalidBatchError, 422, "invalid_request_error"),
     (NotFoundError, 404, "not_found_error"),
     (ConversationConflictError, 409, "conflict_error"),
@@ -366,7 +369,7 @@ def _memory_routes(app: FastAPI) -> None:
                                body.batch, body.at, transcript, bounded=False)
 
     @app.post("/v1/memory/remember", response_model=CommitReport,
-              responses=error_responses(400, 401, 409, 422, 502, 503), tags=["memory"],
+              responses=error_responses(400, 401, 409, 413, 422, 502, 503), tags=["memory"],
               summary="Extract a transcript with the LLM, then commit it")
     async def remember(body: RememberRequest, user: User, request: Request) -> CommitReport:
         memory = mem(request)
@@ -377,7 +380,7 @@ def _memory_routes(app: FastAPI) -> None:
                                body.turns, body.at, bounded=False)
 
     @app.post("/v1/memory/turns", response_model=TurnsResponse,
-              responses=error_responses(400, 401, 422, 503), tags=["memory"],
+              responses=error_responses(400, 401, 413, 422, 503), tags=["memory"],
               summary="Record turns of a conversation as they happen (closed later: "
                       "POST /v1/conversations/{id}/close, or after idle_close_s)")
     async def turns(body: TurnsRequest, user: User, request: Request) -> dict[str, Any]:

@@ -26,6 +26,8 @@ from pegasus import cypher
 from pegasus.errors import PegasusError
 from pegasus.store import deadline
 
+# The proxy's reasons for going on with less memory (serve/proxy.py sets them).
+FALLBACKS = ("budget", "error", "turn_too_long", "transcript_full")
 PROXY_ROUTES = {"/v1/chat/completions", "/v1/models", "/v1/messages", "/v1/responses"}
 COMMIT_ROUTES = {"/v1/memory/commit", "/v1/memory/remember"}
 # Any other method a client sends is counted as `other`: a label copied from the request
@@ -67,6 +69,14 @@ class Metrics:
                                        registry=self.registry)
         for outcome in CLOSE_OUTCOMES:
             self.closes.labels(outcome)
+
+        self.memory_fallbacks = Counter(
+            "pegasus_memory_fallbacks",
+            "Proxied requests whose memory fell short, by reason: forwarded without memory "
+            "(budget, error) or recalled with the turn not wholly recorded (turn_too_long, "
+            "transcript_full)", ["reason"], registry=self.registry)
+        for reason in FALLBACKS:
+            self.memory_fallbacks.labels(reason)
         self.registry.register(_ServiceState(health))
 
     def observe(self, method: str, route: str, status: int, seconds: float) -> None:

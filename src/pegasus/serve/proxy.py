@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
+import anyio
 import httpx
 from fastapi import APIRouter, Header, Path, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
@@ -22,14 +25,20 @@ from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
 
 from pegasus.clock import aware
-from pegasus.errors import ConfigError, PegasusError
+from pegasus.errors import ConfigError, TooLargeError
 from pegasus.hook import memory_note  # one wording for the hooks and the proxy
 from pegasus.serve.conversations import derived_id
 from pegasus.serve.http import ID_PATTERN, User, error, error_responses
+from pegasus.text import head_and_tail
 
 log = logging.getLogger("pegasus.serve")
 router = APIRouter(tags=["proxy"])
 CONVERSATION_HEADER = "X-Pegasus-Conversation"
+# Set when memory fell short: "skipped; reason=budget|error" (forwarded without memory) or
+# "partial; reason=turn_too_long|transcript_full" (recalled; the turn not wholly recorded).
+MEMORY_HEADER = "X-Pegasus-Memory"
+PARTLY_RECORDED = ("turn_too_long", "transcript_full")
+MEMORY_THREADS = 8
 
 
 class ChatMessage(BaseModel):
@@ -82,72 +91,149 @@ def _upstream(request: Request, which: str = "upstream") -> httpx.AsyncClient:
     return client
 
 
-def prepare(request: Request, user: str, base_id: str, text: str | None,
-            model: str | None = None) -> tuple[str, str]:
-    """In a worker thread: the conversation (a continuation once `base_id` closed), the user's
-    turn recorded before anything is forwarded, and what it recalls; (id, memory block).
-    `text` is None when the request does not end with a new user message (a tool result);
+@dataclass
+class Prepared:
+    """What the memory step gave a proxied request: its conversation (`recording`: resolved,
+    so the reply is recorded there too), the block to inject, and why memory fell short."""
+
+    conversation_id: str
+    recording: bool = False
+    block: str = ""
+    fallback: str | None = None  # one of metrics.FALLBACKS: X-Pegasus-Memory and the metric
+
+    @property
+    def headers(self) -> dict[str, str]:
+        out = {CONVERSATION_HEADER: self.conversation_id}
+        if self.fallback:
+            state = "partial" if self.fallback in PARTLY_RECORDED else "skipped"
+            out[MEMORY_HEADER] = f"{state}; reason={self.fallback}"
+        return out
+
+
+def _record_turn(request: Request, user: str, base_id: str, text: str | None,
+                 model: str | None) -> tuple[str, str | None]:
+    """In a worker thread: the conversation (a continuation once `base_id` closed) and the
+    user's turn recorded, its first max_turn_chars characters; (id, why it was not wholly).
     `model` is the one the client asked for (it extracts the conversation by default)."""
     memory = request.app.state.memory
     conversations = request.app.state.conversations
     conversation_id = conversations.resolve(user, base_id)
     if text is None:
-        return conversation_id, ""
+        return conversation_id, None
+    limit = memory.settings.max_turn_chars
+    try:
+        conversations.record(user, conversation_id,
+                             [{"role": "user", "content": text[:limit]}], aware(None),
+                             model=model)
+    except TooLargeError:
+        return conversation_id, "transcript_full"
+    return conversation_id, "turn_too_long" if len(text) > limit else None
+
+
+def _recall(request: Request, user: str, conversation_id: str, text: str,
+            abandoned: threading.Event) -> str:
+    """In a worker thread: the block the message recalls, its read logged on the conversation
+    unless the request went on without it meanwhile (a read never shown is never reinforced)."""
+    memory = request.app.state.memory
     now = aware(None)
-    conversations.record(user, conversation_id, [{"role": "user", "content": text}], now,
-                         model=model)
-    if not text.strip():
-        return conversation_id, ""
     with request.app.state.metrics.recall_seconds.time():
-        block = memory.recall(user, text, conversation_id=conversation_id, at=now).render()
-    return conversation_id, block
+        # Recall reads a message's ends only (design §7.1): the rest need not cross threads.
+        explained = memory.explain(user, head_and_tail(text, memory.settings.recall_chars), now)
+    if abandoned.is_set():
+        return ""
+    memory.log_read(user, conversation_id, explained, now)
+    return explained.recall.render()
+
+
+async def prepare(request: Request, user: str, base_id: str, text: str | None,
+                  model: str | None = None) -> Prepared:
+    """The memory step of a proxied request, never in the chat's way: record the user's turn
+    and recall on it within proxy_memory_budget_s; when that fails or runs over, the request
+    goes on without memory (design §9, "Memory never blocks the conversation").
+    `text` is None when the request does not end with a new user message (a tool result)."""
+    state = request.app.state
+    prepared = Prepared(base_id)
+    abandoned = threading.Event()
+    if getattr(state, "memory_limiter", None) is None:
+        # Memory's own threads: a step left running past its budget never holds a thread
+        # the chat needs (the reply's recording, other routes).
+        state.memory_limiter = anyio.CapacityLimiter(MEMORY_THREADS)
+    try:
+        with anyio.fail_after(state.memory.settings.proxy_memory_budget_s):
+            prepared.conversation_id, prepared.fallback = await anyio.to_thread.run_sync(
+                _record_turn, request, user, base_id, text, model, abandon_on_cancel=True,
+                limiter=state.memory_limiter)
+            prepared.recording = True
+            if text is not None and text.strip():
+                prepared.block = await anyio.to_thread.run_sync(
+                    _recall, request, user, prepared.conversation_id, text, abandoned,
+                    abandon_on_cancel=True, limiter=state.memory_limiter)
+    except TimeoutError:
+        abandoned.set()
+        prepared.fallback, prepared.block = "budget", ""
+    except Exception as exc:  # noqa: BLE001 - whatever memory does, the chat goes on
+        log.warning("memory skipped for a proxied request: %s", type(exc).__name__)
+        prepared.fallback, prepared.block = "error", ""
+    if prepared.fallback:
+        state.metrics.memory_fallbacks.labels(prepared.fallback).inc()
+    return prepared
 
 
 def _record_reply(request: Request, user: str, conversation_id: str, reply: str) -> None:
-    if reply:
+    """Record the model's reply (its first max_turn_chars characters); a failure is logged,
+    never the client's: the answer is already there."""
+    if not reply:
+        return
+    limit = request.app.state.memory.settings.max_turn_chars
+    try:
         request.app.state.conversations.record(
-            user, conversation_id, [{"role": "assistant", "content": reply}], aware(None))
+            user, conversation_id, [{"role": "assistant", "content": reply[:limit]}],
+            aware(None))
+    except Exception as exc:  # noqa: BLE001 - the reply reaches the client regardless
+        log.warning("recording a proxied reply failed: %s", type(exc).__name__)
 
 
-def _upstream_failed(status: int | None, detail: str, conversation_id: str) -> JSONResponse:
+def _upstream_failed(status: int | None, detail: str, prepared: Prepared) -> JSONResponse:
     where = f"answered {status}" if status else "could not be reached"
-    return error(502, f"the upstream model {where}: {detail[:500]} (your message is recorded "
-                      "in the conversation; retrying it will not record it twice)",
-                 "upstream_error", {CONVERSATION_HEADER: conversation_id})
+    recorded = (" (your message is recorded in the conversation; retrying it will not record "
+                "it twice)") if prepared.recording else ""
+    return error(502, f"the upstream model {where}: {detail[:500]}{recorded}",
+                 "upstream_error", prepared.headers)
 
 
 async def forward(request: Request, user: str, client: httpx.AsyncClient, path: str,
-                  payload: dict[str, Any], conversation_id: str, *,
+                  payload: dict[str, Any], prepared: Prepared, *,
                   reply_of: Callable[[Any], str], piece_of: Callable[[Any], str | None],
                   headers: dict[str, str] | None = None) -> Response:
     """Send the request on; relay the answer (or its server-sent events as they arrive) and
     record the reply. `reply_of` reads the reply from a whole answer (raising KeyError,
     TypeError… when it is not one), `piece_of` a piece of it from one event's data."""
     stream = bool(payload.get("stream"))
-    answer_headers = {CONVERSATION_HEADER: conversation_id}
+    answer_headers = prepared.headers
     try:
         upstream_request = client.build_request("POST", path, json=payload, headers=headers)
         upstream = await client.send(upstream_request, stream=stream)
     except httpx.HTTPError as exc:
-        return _upstream_failed(None, str(exc) or type(exc).__name__, conversation_id)
+        return _upstream_failed(None, str(exc) or type(exc).__name__, prepared)
     if upstream.status_code != 200:
         detail = (await upstream.aread()).decode("utf-8", "replace")
         await upstream.aclose()
-        return _upstream_failed(upstream.status_code, detail, conversation_id)
+        return _upstream_failed(upstream.status_code, detail, prepared)
     if not stream:
         try:
             answer = upstream.json()
             reply = reply_of(answer)
         except (ValueError, KeyError, IndexError, TypeError, AttributeError):
-            return _upstream_failed(200, f"not an answer of {path}", conversation_id)
-        await run_in_threadpool(_record_reply, request, user, conversation_id, reply)
+            return _upstream_failed(200, f"not an answer of {path}", prepared)
+        if prepared.recording:
+            await run_in_threadpool(_record_reply, request, user, prepared.conversation_id,
+                                    reply)
         return JSONResponse(answer, headers=answer_headers)
-    return _stream(request, user, conversation_id, upstream, answer_headers, piece_of)
+    return _stream(request, user, prepared, upstream, piece_of)
 
 
-def _stream(request: Request, user: str, conversation_id: str, upstream: httpx.Response,
-            headers: dict[str, str], piece_of: Callable[[Any], str | None]
-            ) -> StreamingResponse:
+def _stream(request: Request, user: str, prepared: Prepared, upstream: httpx.Response,
+            piece_of: Callable[[Any], str | None]) -> StreamingResponse:
     """Relay the upstream's server-sent events as they arrive; record the reply at the end."""
     pieces: list[str] = []
 
@@ -178,14 +264,16 @@ def _stream(request: Request, user: str, conversation_id: str, upstream: httpx.R
             await upstream.aclose()
 
     async def record() -> None:
+        if not prepared.recording:
+            return
         try:
-            await run_in_threadpool(_record_reply, request, user, conversation_id,
+            await run_in_threadpool(_record_reply, request, user, prepared.conversation_id,
                                     "".join(pieces))
         except PegasusError as exc:
             # By kind only: the id and the message may hold the user's words (privacy.md).
             log.warning("recording a streamed reply failed: %s", type(exc).__name__)
 
-    return StreamingResponse(relay(), media_type="text/event-stream", headers=headers,
+    return StreamingResponse(relay(), media_type="text/event-stream", headers=prepared.headers,
                              background=BackgroundTask(record))
 
 
@@ -206,12 +294,12 @@ async def chat_completions(
     client = _upstream(request)
     payload = body.model_dump(exclude_unset=True)
     last = body.messages[-1]
-    conversation_id, block = await run_in_threadpool(
-        prepare, request, user, conversation or derived_id(user, payload["messages"]),
-        text_of(last) if last.role == "user" else None, body.model)
-    if block:
-        payload["messages"] = with_memory(payload["messages"], block)
-    return await forward(request, user, client, "chat/completions", payload, conversation_id,
+    prepared = await prepare(request, user,
+                             conversation or derived_id(user, payload["messages"]),
+                             text_of(last) if last.role == "user" else None, body.model)
+    if prepared.block:
+        payload["messages"] = with_memory(payload["messages"], prepared.block)
+    return await forward(request, user, client, "chat/completions", payload, prepared,
                          reply_of=lambda a: a["choices"][0]["message"].get("content") or "",
                          piece_of=lambda d: (d["choices"][0].get("delta") or {}).get("content"))
 

@@ -17,7 +17,6 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Header, Request
 from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field
-from starlette.concurrency import run_in_threadpool
 
 from pegasus.hook import memory_note
 from pegasus.serve.conversations import derived_id
@@ -90,14 +89,13 @@ async def responses(
     base = (conversation or stated_session(body.client_metadata)
             or derived_id(user, [{"role": "system", "content": body.instructions}, *items]))
     at = latest_user(items)
-    conversation_id, block = await run_in_threadpool(
-        prepare, request, user, base[:180], None if at is None else text_of(items[at]),
-        body.model)
-    if block and at is not None:
+    prepared = await prepare(request, user, base[:180],
+                             None if at is None else text_of(items[at]), body.model)
+    if prepared.block and at is not None:
         note = {"type": "message", "role": "developer",
-                "content": [{"type": "input_text", "text": memory_note(block)}]}
+                "content": [{"type": "input_text", "text": memory_note(prepared.block)}]}
         payload["input"] = [*items[:at], note, *items[at:]]
-    return await forward(request, user, client, "responses", payload, conversation_id,
+    return await forward(request, user, client, "responses", payload, prepared,
                          reply_of=_reply, piece_of=_piece)
 
 
