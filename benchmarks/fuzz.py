@@ -5,7 +5,9 @@
 The suite runs its hypothesis tests derandomized, so it can never go red by chance; this is
 where new inputs are searched for. Three targets take turns until the time is up:
 - `Memory.commit` with batches built from arbitrary JSON values in the contract's shape;
-- `Memory.recall` with arbitrary text;
+- `Memory.recall` with arbitrary text, and with long texts (up to 2,000,000 characters of
+  random words and pieces, #35): each must recall, within LONG_RECALL_S, and its block must
+  parse back (`recall/render.py`);
 - every route of `pegasus serve` (memory API and proxy), from its OpenAPI schema, by
   schemathesis, with an LLM configured (a fake that always finishes) and a stub upstream
   model on loopback behind the proxy.
@@ -19,6 +21,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import logging
+import random
 import time
 import traceback
 import uuid
@@ -35,6 +38,7 @@ from schemathesis.specs.openapi.checks import positive_data_acceptance
 from benchmarks._server import machine, memory
 from benchmarks.report import write_section
 from pegasus.errors import PegasusError
+from pegasus.recall.render import parse_block
 from pegasus.serve.app import create_app
 from tests.serve.servers import StubUpstream, serving
 from tests.serve.test_http_api import _ndjson  # noqa: F401 - registers the import body's serializer
@@ -86,6 +90,9 @@ class Findings(logging.Handler):
         print(f"FINDING {target}: {detail}", flush=True)
 
 
+LONG_RECALL_S = 5.0  # a 2 M-character message costs what its ends cost (design §7.1)
+
+
 def fuzz_python(mem, findings: Findings, examples: int) -> None:
     user = f"fuzz-{uuid.uuid4().hex[:8]}"
 
@@ -113,8 +120,32 @@ def fuzz_python(mem, findings: Findings, examples: int) -> None:
         except Exception:  # noqa: BLE001
             findings.add("Memory.recall", f"{text!r:.300}\n{traceback.format_exc(limit=3)}")
 
+    @given(pieces=st.lists(st.text(min_size=1, max_size=40), min_size=1, max_size=20),
+           size=st.integers(1_000, 2_000_000), seed=st.integers(0, 2**32 - 1))
+    @hypothesis_settings(max_examples=max(1, examples // 10), deadline=None, database=None,
+                         suppress_health_check=list(HealthCheck))
+    def recall_long(pieces, size, seed):
+        findings.count("Memory.recall (long)")
+        rng = random.Random(seed)
+        text = " ".join(rng.choice(pieces) for _ in range(size // 8 + 1))[:size]
+        started = time.perf_counter()
+        try:
+            block = mem.recall(user, text).render()
+            parse_block(block)
+        except PegasusError:
+            return
+        except Exception:  # noqa: BLE001
+            findings.add("Memory.recall (long)",
+                         f"{len(text)} characters, {text[:200]!r}…\n"
+                         f"{traceback.format_exc(limit=3)}")
+            return
+        took = time.perf_counter() - started
+        if took > LONG_RECALL_S:
+            findings.add("Memory.recall (long)", f"{len(text)} characters took {took:.1f} s")
+
     commit()
     recall()
+    recall_long()
 
 
 def fuzz_operation(operation, findings: Findings, examples: int) -> None:
