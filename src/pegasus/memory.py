@@ -632,12 +632,21 @@ class Memory:
                       at: datetime | None = None) -> ImportReport:
         """Import an export file as `user_id`'s memory: refused (nothing written) for a file of
         another version or one that breaks the format, and for a partition that holds
-        memories unless `replace` (which forgets them first)."""
+        memories unless `replace` (which replaces them in the same transaction that brings
+        the import in: on any failure the memory stays as it was)."""
+        from pegasus.ownership.forget import drop_staging_files, forget_everything
         from pegasus.transfer.importer import import_file
 
         _check_id("user_id", user_id)
         self.settle_reads()
-        report = import_file(self, user_id, Path(path), aware(at), replace)
+        now = aware(at)
+        report = import_file(
+            self.store, self.embedder,
+            lambda staging: forget_everything(self.store, self.settings, staging, now),
+            user_id, Path(path), now, replace)
+        if replace:  # what the swap replaced goes from the caches and the staging files too
+            drop_staging_files(self.settings.home, user_id)
+            self.recall_engine.forget_user(user_id)
         self.snapshots.forget(user_id)
         return report
 

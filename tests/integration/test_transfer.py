@@ -78,8 +78,8 @@ def test_the_schema_file_is_the_formats(tmp_path):
     assert json.loads(SCHEMA_FILE.read_text()) == json_schema()
 
 
-def test_round_trip_under_another_user_and_on_a_fresh_server(settings, user_id, tmp_path,
-                                                            private_server):
+def test_round_trip_under_another_user_on_a_fresh_server(settings, user_id, tmp_path,
+                                                         private_server, raw_driver):
     copy = user_id + "-copy"
     with Memory(settings) as mem:
         teach(mem, user_id)
@@ -91,21 +91,26 @@ def test_round_trip_under_another_user_and_on_a_fresh_server(settings, user_id, 
         assert not any("embedding" in json.dumps(r) for r in first)
         path = tmp_path / "memory.jsonl"
         path.write_text("".join(json.dumps(r) + "\n" for r in first))
-        report = mem.import_memory(copy, path, at=T3)
-        assert (report.entities, report.memories, report.conversations) == (8, 6, 4)
-        assert report.source_user_id == user_id
-        assert comparable(lines(mem, copy)) == comparable(first)
-        assert recalls(mem, copy) == recalls(mem, user_id)
         expected = recalls(mem, user_id)
+        # Ids are kept, and one server holds an id in one partition only (design §11): a copy
+        # under another user id on the same server is refused by line, nothing written.
+        before = snapshot(raw_driver)
+        with pytest.raises(InvalidExportError, match=r"^line 2 \(entity\): id: another user's"):
+            mem.import_memory(copy, path, at=T3)
+        assert snapshot(raw_driver) == before
     state = private_server.start()
     fresh = Settings(neo4j_uri=state.bolt_uri, home=tmp_path / "fresh", decay_in_serve=False)
     with Memory(fresh) as other:
         other.migrate()
-        other.import_memory(user_id, path, at=T3)
-        assert comparable(lines(other, user_id)) == comparable(first)
-        assert recalls(other, user_id) == expected
+        report = other.import_memory(copy, path, at=T3)
+        assert (report.entities, report.memories, report.conversations) == (8, 6, 4)
+        assert report.source_user_id == user_id and report.user_id == copy
+        assert comparable(lines(other, copy)) == comparable(first)
+        assert recalls(other, copy) == expected
+        # Nothing of the staging partition is left, and the memory is the user's alone.
+        assert other.store.query("transfer/stagings") == []
         # The imported memory goes on living: a new conversation merges into it.
-        report = other.commit(user_id, "c9", {"relations": [
+        report = other.commit(copy, "c9", {"relations": [
             rel("Bill", "HAS_BOSS", "Sarah", "Sarah, my boss, again")]}, at=T3)
         assert report.reinforced == ["Bill -[HAS_BOSS]-> Sarah"]
 

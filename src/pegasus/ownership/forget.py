@@ -228,10 +228,16 @@ def forget_everything(store: Store, settings: Settings, user_id: str,
     store.auto("ownership/erase_user_edges", user_id=user_id, batch=settings.erase_batch_size)
     store.auto("ownership/erase_user_nodes", user_id=user_id, batch=settings.erase_batch_size)
     store.execute("ownership/end_erasure", user_id=user_id)
-    staged = Staging.user_dir(settings.home, user_id)
+    files = drop_staging_files(settings.home, user_id)
+    return ForgetReport(user_id=user_id, scope="everything", staging_files=files, **counts)
+
+
+def drop_staging_files(home: Path, user_id: str) -> int:
+    """Remove every staging file of the user; how many there were."""
+    staged = Staging.user_dir(home, user_id)
     files = len(list(staged.glob("*.jsonl"))) if staged.is_dir() else 0
     shutil.rmtree(staged, ignore_errors=True)
-    return ForgetReport(user_id=user_id, scope="everything", staging_files=files, **counts)
+    return files
 
 
 def forget_staged(home: Path, user_id: str, conversation_id: str | None,

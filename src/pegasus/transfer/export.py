@@ -9,7 +9,6 @@ from datetime import datetime
 from typing import Any
 
 from pegasus.errors import PegasusError
-from pegasus.models import Sighting
 from pegasus.portable import encode_props, native
 from pegasus.store import Store
 from pegasus.transfer.format import (
@@ -46,7 +45,7 @@ def _memory(row: dict[str, Any]) -> MemoryRecord:
         raise PegasusError(f"memory {props.get('id')!r} has properties the export format "
                            f"does not know ({', '.join(sorted(unknown))}); nothing to export "
                            "safely")
-    props["sightings"] = [Sighting(**json.loads(s)) for s in props.get("sightings") or [] if s]
+    props["sightings"] = [json.loads(s) for s in props.get("sightings") or [] if s]
     return MemoryRecord(source_id=row["source_id"], relation=row["relation"],
                         target_id=row["target_id"], said_at=native(row["said_at"]),
                         said_in=row["said_in"], **props)

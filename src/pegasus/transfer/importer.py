@@ -1,70 +1,142 @@
-"""Import an export file into an empty partition (design §11): the file is checked whole first
-(nothing is written when any line breaks the format), then written in batches, with the keys,
-the snippet embeddings and their centring computed anew."""
+"""Import an export file into a user's partition (design §11). The import file is a trust
+boundary, checked here in one place: every line is read as bytes, decoded, parsed and
+validated against the format's models (types and the batch contract's limits), and the ids it
+brings are compared with every other user's; nothing is written when any line fails.
+
+Then all or nothing: the file is written into a staging partition of its own (an id no user
+can have), and one transaction swaps it in (with replace, the user's memory goes in that same
+transaction). A failure anywhere leaves the user's memory as it was; the staging of an import
+that died (kill -9, a lost server) is removed by the sweep every import runs first."""
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Iterator
+import os
+import socket
+import uuid
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from neo4j import ManagedTransaction
+from neo4j.exceptions import Neo4jError
 from pydantic import ValidationError
 
 from pegasus.commit import KIND_LABELS, write_keys
-from pegasus.embed import pack_vector
-from pegasus.errors import InvalidExportError, PartitionNotEmptyError
+from pegasus.embed import Embedder, pack_vector
+from pegasus.errors import ErasureInProgressError, InvalidExportError, PartitionNotEmptyError
 from pegasus.merge.rules import StoredEntity
 from pegasus.models import ImportReport, describe_validation_error
-from pegasus.portable import decode_props
 from pegasus.snippets import sync_sightings, user_key
-from pegasus.store import run
+from pegasus.store import Store, run
 from pegasus.transfer.format import (
     FORMAT,
+    MAX_ID_CHARS,
     ORDER,
     RECORD,
     VERSION,
     ConversationRecord,
     EntityRecord,
+    Header,
     MemoryRecord,
+    MergeRecordRecord,
 )
 
-if TYPE_CHECKING:
-    from pegasus.memory import Memory
-
 BATCH = 500
+ID_BATCH = 5000
+# A line holds at most one conversation's turns (2 M characters, up to 4 bytes each, and
+# JSON's escapes); a longer line is refused before it is read whole.
+MAX_LINE_BYTES = 32 * 2**20
+MAX_DEPTH = 6  # the deepest a line of the format nests (a merge record's instants)
+STAGING = "import-staging:"
+LEASE_S = 600  # a staging partition idle this long belongs to a dead import, on any host
+HOLDER = f"{socket.gethostname()}:{os.getpid()}"
+
+# What the importer needs from its caller: erase a whole partition (the staging of a failed
+# import), given the store-level `forget_everything` of ownership/forget.py.
+Erase = Callable[[str], Any]
 
 
-def _records(path: Path) -> Iterator[tuple[int, Any]]:
-    """(line number, record) of every non-empty line; the first problem as one clear line."""
-    try:
-        yield from _parsed(path)
-    except UnicodeDecodeError as exc:
-        raise InvalidExportError(f"{path.name}: not UTF-8 text ({exc.reason})") from exc
+def staging_id() -> str:
+    """A staging partition's id: longer than any user id may be, so no user can hold it."""
+    return f"{STAGING}{uuid.uuid4().hex}".ljust(MAX_ID_CHARS + 1, "~")
+
+
+# --- the check ---------------------------------------------------------------------------
+
+
+def _raw_lines(path: Path) -> Iterator[tuple[int, bytes]]:
+    with path.open("rb") as lines:
+        number = 0
+        while raw := lines.readline(MAX_LINE_BYTES + 1):
+            number += 1
+            if len(raw) > MAX_LINE_BYTES:
+                raise InvalidExportError(f"line {number}: longer than {MAX_LINE_BYTES} bytes; "
+                                         "no line of the format is")
+            yield number, raw
+
+
+def _structure_problem(data: Any) -> str | None:
+    """Where a parsed line nests deeper than any record of the format, or holds a string (or
+    key) that is no Unicode text (a lone surrogate from a \\ud800 escape, which Neo4j cannot
+    store): "path: problem", or None. Iterative: a 100,000-deep line costs no recursion."""
+    stack: list[tuple[str, Any, int]] = [("", data, 0)]
+    while stack:
+        path, value, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return f"{path}: nests deeper than any record of the format ({MAX_DEPTH} levels)"
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                return f"{path or 'line'}: not Unicode text (a lone surrogate escape)"
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                stack.append((path, key, depth + 1))
+                stack.append((f"{path}.{key}".lstrip(".") if _plain(key) else path, item,
+                              depth + 1))
+        elif isinstance(value, list):
+            stack.extend((f"{path}[{i}]", v, depth + 1) for i, v in enumerate(value))
+    return None
+
+
+def _plain(key: str) -> bool:
+    """A key fit to be named in a message (a bad key is named by where it is)."""
+    return key.isascii() and key.isprintable() and len(key) <= MAX_ID_CHARS
 
 
 def _parsed(path: Path) -> Iterator[tuple[int, Any]]:
+    """(line number, record) of every non-empty line; the first problem as one clear line."""
     first = True
-    with path.open(encoding="utf-8") as lines:
-        for number, text in enumerate(lines, 1):
-            if not text.strip():
-                continue
-            try:
-                data = json.loads(text)
-            except (json.JSONDecodeError, RecursionError) as exc:
-                raise InvalidExportError(f"line {number}: not JSON ({exc})") from exc
-            if first:
-                _check_header(data, number)
-                first = False
-            try:
-                yield number, RECORD.validate_python(data)
-            except ValidationError as exc:
-                kind = data.get("type") if isinstance(data, dict) else None
-                problem = describe_validation_error(exc).removeprefix(f"{kind}.")
-                raise InvalidExportError(f"line {number} ({kind or 'record'}): {problem}"
-                                         ) from exc
+    for number, raw in _raw_lines(path):
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InvalidExportError(f"line {number}: not UTF-8 text (byte {exc.start + 1}: "
+                                     f"{exc.reason})") from None
+        if not text.strip():
+            continue
+        try:
+            data = json.loads(text)
+        except (json.JSONDecodeError, RecursionError) as exc:
+            problem = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
+            raise InvalidExportError(f"line {number}: not JSON ({problem})") from None
+        kind = data.get("type") if isinstance(data, dict) else None
+        kind = kind if kind in ORDER else "record"
+        problem = _structure_problem(data)
+        if problem is not None:
+            raise InvalidExportError(f"line {number} ({kind}): {problem}")
+        if first:
+            _check_header(data, number)
+            first = False
+        try:
+            yield number, RECORD.validate_python(data)
+        except ValidationError as exc:
+            problem = describe_validation_error(exc)
+            problem = problem.removeprefix(f"{kind}.").removeprefix(f"{kind}: ")
+            raise InvalidExportError(f"line {number} ({kind}): {problem}") from None
 
 
 def _check_header(data: Any, number: int) -> None:
@@ -77,20 +149,53 @@ def _check_header(data: Any, number: int) -> None:
                                  f"version {VERSION}")
 
 
-def check(path: Path) -> Any:
+class _Taken:
+    """The file's generated ids, compared in batches with every other user's partition."""
+
+    def __init__(self, store: Store, user_id: str) -> None:
+        self.store, self.user_id = store, user_id
+        self.lines: dict[str, tuple[int, str]] = {}
+        self.ids: dict[str, list[str]] = {"entity": [], "memory": [], "merge_record": []}
+
+    def add(self, number: int, kind: str, record_id: str) -> None:
+        self.lines.setdefault(record_id, (number, kind))
+        self.ids[kind].append(record_id)
+        if sum(map(len, self.ids.values())) >= ID_BATCH:
+            self.flush()
+
+    def flush(self) -> None:
+        rows = self.store.query("transfer/taken_ids", user_id=self.user_id, staging=STAGING,
+                                entity_ids=self.ids["entity"], memory_ids=self.ids["memory"],
+                                merge_record_ids=self.ids["merge_record"])
+        if rows:
+            number, kind = min(self.lines[r["id"]] for r in rows)
+            raise InvalidExportError(
+                f"line {number} ({kind}): id: another user's memory holds this id; ids are "
+                "kept on import, so a file can go into one partition of a server only")
+        self.lines.clear()
+        self.ids = {kind: [] for kind in self.ids}
+
+
+def check(path: Path, store: Store | None = None, user_id: str | None = None) -> Header:
     """Read the whole file once without writing; its header. Refuses records out of order, a
-    memory whose end is no exported entity, two self nodes."""
+    memory whose end is no exported entity, two self nodes, and (given the store and the user
+    it goes to) an id another user's partition holds."""
     header, place, selves = None, 0, 0
     entity_ids: set[str] = set()
-    for number, record in _records(path):
+    taken = _Taken(store, user_id) if store is not None and user_id is not None else None
+    for number, record in _parsed(path):
         rank = ORDER.index(record.type)
         if header is not None and rank == 0 or rank < place:
             raise InvalidExportError(f"line {number} ({record.type}): out of order; the format "
                                      f"keeps {', '.join(ORDER)} in that order")
         place = rank
-        if record.type == "header":
+        if isinstance(record, Header):
             header = record
-        elif isinstance(record, EntityRecord):
+            continue
+        if isinstance(record, EntityRecord):
+            if record.id in entity_ids:
+                raise InvalidExportError(f"line {number} (entity): id: a second entity "
+                                         f"{record.id!r}")
             entity_ids.add(record.id)
             selves += record.is_self
             if selves > 1:
@@ -100,103 +205,190 @@ def check(path: Path) -> Any:
                 if end not in entity_ids:
                     raise InvalidExportError(f"line {number} (memory): source_id/target_id: "
                                              f"{end!r} is no entity of the file")
+        if taken is not None and not isinstance(record, ConversationRecord):
+            taken.add(number, record.type, record.id)
     if header is None:
         raise InvalidExportError("line 1: the file is empty")
+    if taken is not None:
+        taken.flush()
     return header
 
 
+# --- the rows written: every field named, never a map from the file ----------------------
+
+
 def _entity_row(record: EntityRecord) -> tuple[dict[str, Any], StoredEntity]:
-    props = record.model_dump(exclude={"type", "id", "properties"}, exclude_none=True)
-    props.update({f"p_{k}": v for k, v in record.properties.items()})
+    row = record.model_dump(exclude={"type", "properties"})
+    row["properties"] = {f"p_{k}": v for k, v in record.properties.items()}
+    row["kind_label"] = KIND_LABELS[record.kind]
     entity = StoredEntity(id=record.id, name=record.name, kind=record.kind,
                           aliases=list(record.aliases))
-    return {"id": record.id, "kind_label": KIND_LABELS[record.kind], "props": props}, entity
+    return row, entity
 
 
 def _memory_row(record: MemoryRecord) -> dict[str, Any]:
-    props = record.model_dump(exclude={"type", "source_id", "relation", "target_id", "said_at",
-                                       "said_in", "sightings"}, exclude_none=True)
-    props["sightings"] = [s.model_dump_json() for s in record.sightings]
-    return {"source_id": record.source_id, "target_id": record.target_id,
-            "relation": record.relation, "said_at": record.said_at, "said_in": record.said_in,
-            "props": props}
+    row = record.model_dump(exclude={"type", "sightings"})
+    row["sightings"] = [s.model_dump_json(exclude_none=True) for s in record.sightings]
+    return row
 
 
 def _conversation_row(record: ConversationRecord) -> dict[str, Any]:
-    props = record.model_dump(exclude={"type", "id", "mentions", "turns"}, exclude_none=True)
-    if record.turns is not None:
-        props["turns"] = [json.dumps(t, ensure_ascii=False) for t in record.turns]
-    return {"id": record.id, "mentions": record.mentions, "props": props}
+    row = record.model_dump(exclude={"type", "turns"})
+    row["turns"] = None if record.turns is None else [
+        json.dumps(t.model_dump(), ensure_ascii=False) for t in record.turns]
+    return row
 
 
-def import_file(memory: Memory, user_id: str, path: Path, now: datetime,
-                replace: bool = False) -> ImportReport:
-    """Import `path` as `user_id`'s memory (any user id: a copy under another works)."""
-    header = check(path)
-    store, embedder = memory.store, memory.embedder
-    if replace:
-        memory.forget_everything(user_id, at=now)
-    state = store.execute("transfer/begin_import", user_id=user_id, now=now)[0]
-    if state["holds"]:
-        raise PartitionNotEmptyError(
-            f"{user_id} already has memories: importing would mix two memories; forget them "
-            "first or import with replace (--replace), which forgets them")
-    report = ImportReport(user_id=user_id, source_user_id=header.user_id, replaced=replace)
-    labels: set[str] = set()
-    self_id = None
-    pending: dict[str, list[Any]] = {kind: [] for kind in ORDER[1:]}
+def _merge_record_row(record: MergeRecordRecord) -> dict[str, Any]:
+    return {"id": record.id, **record.record.model_dump()}
 
-    def flush(kind: str) -> None:
-        batch, pending[kind] = pending[kind], []
+
+# --- staging, swap, sweep -----------------------------------------------------------------
+
+
+def _alive(holder: str | None, idle_s: int | None) -> bool:
+    """Whether the import holding a staging partition may still be running."""
+    host, _, pid = (holder or "").rpartition(":")
+    if host == socket.gethostname() and pid.isdigit():
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+    return idle_s is not None and idle_s < LEASE_S
+
+
+def sweep(store: Store, erase: Erase) -> int:
+    """Remove the staging partitions of imports that died; how many."""
+    dead = [r["staging_id"] for r in store.query("transfer/stagings")
+            if not _alive(r["holder"], r["idle_s"])]
+    for staging in dead:
+        erase(staging)
+    return len(dead)
+
+
+class _Writer:
+    """Writes checked records into a staging partition in batches."""
+
+    def __init__(self, store: Store, embedder: Embedder, staging: str, now: datetime,
+                 report: ImportReport) -> None:
+        self.store, self.embedder, self.staging, self.now = store, embedder, staging, now
+        self.report = report
+        self.labels: set[str] = set()
+        self.self_id: str | None = None
+
+    def flush(self, kind: str, batch: list[Any]) -> None:
         if not batch:
             return
+        staging, embedder, now = self.staging, self.embedder, self.now
         if kind == "entity":
             rows, entities = zip(*(_entity_row(r) for r in batch), strict=True)
 
             def entities_and_keys(tx: ManagedTransaction) -> None:
-                run(tx, "transfer/import_entities", user_id=user_id, rows=list(rows))
-                write_keys(tx, embedder, user_id, now, list(entities), set())
+                run(tx, "transfer/import_entities", user_id=staging, rows=list(rows))
+                write_keys(tx, embedder, staging, now, list(entities), set())
 
-            store.write(entities_and_keys)
-            report.entities += len(batch)
+            self.store.write(entities_and_keys)
+            self.report.entities += len(batch)
         elif kind == "memory":
             vectors = embedder.embed([r.snippet for r in batch])
             rows = [{**_memory_row(r), "packed": pack_vector(v)}
                     for r, v in zip(batch, vectors, strict=True)]
+
             def memories(tx: ManagedTransaction) -> None:
-                run(tx, "transfer/import_memories", user_id=user_id,
-                    user_key=user_key(user_id), rows=rows)
-                sync_sightings(tx, embedder, user_id, [
-                    {"edge_id": r["props"]["id"], "source_id": r["source_id"],
+                run(tx, "transfer/import_memories", user_id=staging,
+                    user_key=user_key(staging), rows=rows)
+                sync_sightings(tx, embedder, staging, [
+                    {"edge_id": r["id"], "source_id": r["source_id"],
                      "target_id": r["target_id"]} for r in rows])
 
-            store.write(memories)
-            report.memories += len(batch)
+            self.store.write(memories)
+            self.report.memories += len(batch)
         elif kind == "conversation":
-            store.write(lambda tx: run(tx, "transfer/import_conversations", user_id=user_id,
-                                        rows=[_conversation_row(r) for r in batch]))
-            report.conversations += len(batch)
+            self.store.write(lambda tx: run(tx, "transfer/import_conversations",
+                                            user_id=staging,
+                                            rows=[_conversation_row(r) for r in batch]))
+            self.report.conversations += len(batch)
         else:
-            store.write(lambda tx: run(tx, "transfer/import_merge_records", user_id=user_id,
-                                        rows=[{"id": r.id, "props": decode_props(r.record)}
-                                              for r in batch]))
-            report.merge_records += len(batch)
+            self.store.write(lambda tx: run(tx, "transfer/import_merge_records",
+                                            user_id=staging,
+                                            rows=[_merge_record_row(r) for r in batch]))
+            self.report.merge_records += len(batch)
+        self.store.execute("transfer/heartbeat", staging_id=staging)
 
-    for _, record in _records(path):
-        if record.type == "header":
-            continue
-        if isinstance(record, EntityRecord) and record.is_self:
-            self_id = record.id
-        if isinstance(record, MemoryRecord) and record.superseded_at is None:
-            labels.add(record.relation)
-        if pending["entity"] and record.type != "entity":
-            flush("entity")
-        pending[record.type].append(record)
-        if len(pending[record.type]) >= BATCH:
-            flush(record.type)
-    for kind in pending:
-        flush(kind)
-    store.write(lambda tx: write_keys(tx, embedder, user_id, now, [], labels))
-    store.execute("transfer/end_import", user_id=user_id, self_id=self_id, now=now)
+    def write(self, path: Path) -> None:
+        pending: dict[str, list[Any]] = {kind: [] for kind in ORDER[1:]}
+        for _, record in _parsed(path):
+            if isinstance(record, Header):
+                continue
+            if isinstance(record, EntityRecord) and record.is_self:
+                self.self_id = record.id
+            if isinstance(record, MemoryRecord) and record.superseded_at is None:
+                self.labels.add(record.relation)
+            if pending["entity"] and record.type != "entity":
+                self.flush("entity", pending["entity"])
+                pending["entity"] = []
+            pending[record.type].append(record)
+            if len(pending[record.type]) >= BATCH:
+                self.flush(record.type, pending[record.type])
+                pending[record.type] = []
+        for kind, batch in pending.items():
+            self.flush(kind, batch)
+        self.store.write(lambda tx: write_keys(tx, self.embedder, self.staging, self.now, [],
+                                               self.labels))
+        self.store.execute("transfer/end_import", staging_id=self.staging, self_id=self.self_id)
+
+
+def _refuse_held(user_id: str, holds: bool, erasing_since: Any) -> None:
+    if erasing_since is not None:
+        raise ErasureInProgressError(f"the memory of {user_id!r} is being forgotten; nothing was "
+                                     "imported. Finish that erasure first")
+    if holds:
+        raise PartitionNotEmptyError(
+            f"{user_id} already has memories: importing would mix two memories; forget them "
+            "first or import with replace (--replace), which forgets them")
+
+
+def _swap(store: Store, user_id: str, staging: str, now: datetime, replace: bool) -> None:
+    """The staging partition becomes the user's, in one transaction (with replace, the user's
+    memory goes in the same one)."""
+
+    def swap(tx: ManagedTransaction) -> None:
+        state = run(tx, "transfer/lock_target", user_id=user_id, now=now)[0]
+        _refuse_held(user_id, state["holds"] and not replace, state["erasing_since"])
+        if replace:
+            run(tx, "transfer/drop_target", user_id=user_id)
+        run(tx, "transfer/adopt_staging", user_id=user_id, staging_id=staging,
+            user_key=user_key(user_id))
+        run(tx, "transfer/adopt_partition", user_id=user_id, staging_id=staging, now=now)
+
+    store.write(swap)
+
+
+def import_file(store: Store, embedder: Embedder, erase: Erase, user_id: str, path: Path,
+                now: datetime, replace: bool = False) -> ImportReport:
+    """Import `path` as `user_id`'s memory (any user id; ids another user holds are refused):
+    all of it or, on any failure, nothing."""
+    sweep(store, erase)
+    header = check(path, store, user_id)
+    if not replace:
+        state = store.query("transfer/target_state", user_id=user_id)[0]
+        _refuse_held(user_id, state["holds"], state["erasing_since"])
+    report = ImportReport(user_id=user_id, source_user_id=header.user_id, replaced=replace)
+    staging = staging_id()
+    store.execute("transfer/begin_import", staging_id=staging, user_id=user_id, holder=HOLDER,
+                  now=now)
+    try:
+        _Writer(store, embedder, staging, now, report).write(path)
+        _swap(store, user_id, staging, now, replace)
+    except BaseException as exc:
+        # The first failure is the one to report; the next import's sweep removes what an
+        # erasure that failed too has left.
+        with contextlib.suppress(Exception):
+            erase(staging)
+        if isinstance(exc, Neo4jError):
+            raise InvalidExportError(f"the import failed while writing ({exc.code}); nothing "
+                                     "was imported") from exc
+        raise
     return report
-

@@ -1,0 +1,241 @@
+"""The import file is a trust boundary (design §11): the check refuses, by line and field,
+anything Neo4j could not store or the format does not define; what it accepts is storable."""
+
+from __future__ import annotations
+
+import json
+import re
+import math
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from pegasus.errors import InvalidExportError
+from pegasus.models import INT64_MAX, INT64_MIN
+from pegasus.transfer import importer
+from pegasus.transfer.format import ConversationRecord, EntityRecord, MemoryRecord, MergeRecordRecord
+
+AT = "2026-03-01T09:00:00+00:00"
+ABSORBED = {"name": "Sarah K", "kind": "PERSON", "aliases": [], "properties": {"role": "boss"},
+            "confidence": 0.8}
+BEFORE = {"id": "e2", "name": "Sarah", "kind": "PERSON", "aliases": [], "is_self": False,
+          "confidence": 0.7, "provisional": False, "properties": {}, "conversations": ["c1"]}
+EDGE = {"id": "m0", "strength": 1.0, "strength_at_touch": 1.0, "touched_at": {"$datetime": AT},
+        "stability": "mutable", "cardinality": "one_to_one", "snippet": "we met",
+        "sightings": [json.dumps({"conversation_id": "c1", "at": AT})]}
+
+
+def good() -> list[dict[str, Any]]:
+    """A small file with every kind of record, as an export writes it."""
+    return [
+        {"type": "header", "format": "pegasus-memory-export", "version": 1, "user_id": "u",
+         "exported_at": AT, "with_turns": True},
+        {"type": "entity", "id": "e1", "name": "Bill", "kind": "PERSON", "is_self": True,
+         "conversations": ["c1"], "created_at": AT},
+        {"type": "entity", "id": "e2", "name": "Sarah", "kind": "PERSON", "aliases": ["Sarah K"],
+         "properties": {"role": "manager", "since": 2021, "sure": True, "score": 0.5},
+         "confidence": 0.8},
+        {"type": "memory", "id": "m1", "source_id": "e1", "relation": "HAS_BOSS",
+         "target_id": "e2", "strength": 0.9, "strength_at_touch": 1.0, "touched_at": AT,
+         "stability": "mutable", "cardinality": "one_to_one", "snippet": "my boss Sarah",
+         "said_at": AT, "said_in": "c1", "conversations": ["c1"],
+         "sightings": [{"conversation_id": "c1", "at": AT, "snippet": "my boss Sarah"}],
+         "reinforced_at": [AT]},
+        {"type": "conversation", "id": "c1", "status": "closed", "summary": "work",
+         "importance": 0.5, "tags": ["work"], "mentions": ["e1", "e2"],
+         "read_log": ["e1/m1/e2"], "turns": [{"role": "user", "content": "my boss Sarah"}]},
+        {"type": "merge_record", "id": "r1", "record": {
+            "status": "merged", "rule": "alias", "confidence": 0.9, "kind": "PERSON",
+            "absorbed_name": "Sarah K", "survivor_id": "e2", "survivor_name": "Sarah",
+            "absorbed": json.dumps(ABSORBED), "before": json.dumps(BEFORE),
+            "conversation_id": "c1", "edge_ids": ["m1"],
+            "between": [json.dumps({"label": "KNOWS", "props": EDGE, "from_survivor": True})],
+            "created_at": {"$datetime": AT}}},
+        {"type": "merge_record", "id": "r2", "record": {
+            "status": "pending", "rule": "review", "kind": "PERSON", "absorbed_name": "Tom",
+            "survivor_id": "e1", "candidate_ids": ["e2"], "candidate_names": ["Sarah"],
+            "created_at": {"$datetime": AT}}},
+    ]
+
+
+def write(path: Path, records: list[Any]) -> Path:
+    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in records))
+    return path
+
+
+def with_field(line: int, dotted: str, value: Any) -> list[Any]:
+    """The good file with one field of one line set to `value`."""
+    records = good()
+    target = records[line - 1]
+    *parents, last = dotted.split(".")
+    for key in parents:
+        target = target[key]
+    target[last] = value
+    return records
+
+
+def deep(levels: int) -> Any:
+    value: Any = "x"
+    for _ in range(levels):
+        value = {"a": value}
+    return value
+
+
+def test_the_good_file_passes(tmp_path):
+    header = importer.check(write(tmp_path / "f.jsonl", good()))
+    assert header.user_id == "u" and header.with_turns
+
+
+# Each attack of #35 and its neighbours: (line, field, value, what the refusal names).
+MALFORMED = {
+    "user_id in a merge record": (6, "record.user_id", "victim",
+                                  "line 6 (merge_record): record.user_id: Extra inputs"),
+    "user_id in an entity": (2, "user_id", "victim", "line 2 (entity): user_id: Extra inputs"),
+    "user_id in a memory": (4, "user_id", "victim", "line 4 (memory): user_id: Extra inputs"),
+    "a 40-deep map as a property": (3, "properties.role", deep(40), "line 3 (entity): properties"),
+    "a map as a property": (3, "properties.role", {"a": 1}, "line 3 (entity): properties.role"),
+    "a mixed list as a property": (3, "properties.role", [1, "a"],
+                                   "line 3 (entity): properties.role"),
+    "a list as a property": (3, "properties.role", [1, 2], "line 3 (entity): properties.role"),
+    "a map in a merge record": (6, "record.rule", {"a": 1}, "line 6 (merge_record): record.rule"),
+    "a bad $datetime": (6, "record.created_at", {"$datetime": "not a date"},
+                        "line 6 (merge_record): record.created_at"),
+    "a naive instant": (4, "touched_at", "2026-03-01T09:00:00",
+                        "line 4 (memory): touched_at"),
+    "a 10 MB property": (3, "properties.role", "x" * 10_000_000,
+                         "line 3 (entity): properties.role"),
+    "a 10 MB turn": (5, "turns", [{"role": "user", "content": "x" * 10_000_000}],
+                     "line 5 (conversation): turns[0].content"),
+    "turns over a transcript together": (5, "turns", [{"role": "user", "content": "x" * 1_500_000},
+                                                      {"role": "user", "content": "x" * 1_500_000}],
+                                         "line 5 (conversation): turns: longer than"),
+    "a 10 MB snippet": (4, "snippet", "x" * 10_000_000, "line 4 (memory): snippet"),
+    "an integer past 64 bits": (3, "properties.since", 2**64, "line 3 (entity): properties.since"),
+    "a lone surrogate": (3, "name", "Sa\ud800rah", "line 3 (entity): name: not Unicode text"),
+    "a bad sighting instant": (4, "sightings", [{"conversation_id": "c1", "at": "soon"}],
+                               "line 4 (memory): sightings[0].at"),
+    "a turn with a map": (5, "turns", [{"role": "user", "content": {"a": 1}}],
+                          "line 5 (conversation): turns[0].content"),
+    "a merge record without what undo reads": (6, "record.absorbed", None,
+                                               "line 6 (merge_record): record"),
+    "absorbed JSON with a deep map": (6, "record.absorbed", json.dumps(
+        {**ABSORBED, "properties": {"x": deep(40)}}), "line 6 (merge_record): record.absorbed"),
+    "a taken-off edge with a user_id": (6, "record.between", [json.dumps(
+        {"label": "KNOWS", "props": {**EDGE, "user_id": "victim"}, "from_survivor": True})],
+        "line 6 (merge_record): record.between[0]"),
+    "a pending pair without candidates": (7, "record.candidate_ids", None,
+                                          "line 7 (merge_record): record"),
+    "a flagged merge without confidence": (6, "record", {
+        **good()[5]["record"], "status": "flagged", "confidence": None},
+        "line 6 (merge_record): record"),
+    "NaN strength": (4, "strength", math.nan, "line 4 (memory): strength"),
+}
+
+
+@pytest.mark.parametrize("name", list(MALFORMED))
+def test_malformed_values_are_refused_by_line_and_field(tmp_path, name):
+    line, field, value, message = MALFORMED[name]
+    path = write(tmp_path / "f.jsonl", with_field(line, field, value))
+    with pytest.raises(InvalidExportError) as refused:
+        importer.check(path)
+    assert str(refused.value).startswith(message), str(refused.value)[:300]
+    assert "\n" not in str(refused.value) and len(str(refused.value)) < 400
+
+
+def test_bytes_that_are_no_text_are_refused_by_line(tmp_path):
+    path = tmp_path / "f.jsonl"
+    lines = [json.dumps(r).encode() for r in good()]
+    lines[2] = lines[2].replace(b"Sarah", b"Sa\xff\xferah", 1)
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    with pytest.raises(InvalidExportError, match=r"^line 3: not UTF-8 text \(byte \d+: "):
+        importer.check(path)
+
+
+def test_a_line_longer_than_any_record_is_refused_before_it_is_read_whole(tmp_path,
+                                                                          monkeypatch):
+    monkeypatch.setattr(importer, "MAX_LINE_BYTES", 1000)
+    path = write(tmp_path / "f.jsonl", with_field(3, "name", "x" * 2000))
+    with pytest.raises(InvalidExportError, match=r"^line 3: longer than 1000 bytes"):
+        importer.check(path)
+
+
+def test_a_line_nested_past_any_parser_is_one_line(tmp_path):
+    path = write(tmp_path / "f.jsonl", [good()[0], "[" * 100_000 + "]" * 100_000])
+    with pytest.raises(InvalidExportError, match=r"^line 2"):
+        importer.check(path)
+
+
+# --- what the check accepts, Neo4j can store ------------------------------------------------
+
+SCALARS = (bool, int, float, str, datetime)
+
+
+def storable(value: Any) -> bool:
+    """A value Neo4j stores as a property: a scalar, an instant, or a list of one type."""
+    if value is None:
+        return True
+    if isinstance(value, list):
+        kinds = {type(v) for v in value}
+        return len(kinds) <= 1 and all(storable(v) and not isinstance(v, list) for v in value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return INT64_MIN <= value <= INT64_MAX
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return False
+        return True
+    if isinstance(value, datetime):
+        return value.tzinfo is not None
+    return isinstance(value, SCALARS)
+
+
+def rows(record: Any) -> list[dict[str, Any]]:
+    if isinstance(record, EntityRecord):
+        row, _ = importer._entity_row(record)
+        return [{k: v for k, v in row.items() if k != "properties"}, row["properties"]]
+    if isinstance(record, MemoryRecord):
+        return [importer._memory_row(record)]
+    if isinstance(record, ConversationRecord):
+        return [importer._conversation_row(record)]
+    if isinstance(record, MergeRecordRecord):
+        return [importer._merge_record_row(record)]
+    return []
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20)
+    | st.sampled_from(["\ud800", AT, "2026-03-01T09:00:00", {"$datetime": AT}, 2**63]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+        st.sampled_from(["a", "user_id", "$datetime", "id"]) | st.text(max_size=6), inner,
+        max_size=3),
+    max_leaves=10)
+FIELDS = [(n, k) for n, r in enumerate(good(), 1) for k in r if k != "type"] + [
+    (3, "properties.role"), (6, "record.status"), (6, "record.created_at"),
+    (6, "record.user_id"), (6, "record.absorbed"), (4, "sightings"), (5, "turns")]
+
+
+@given(place=st.sampled_from(FIELDS), value=JSON)
+@example(place=(3, "properties.role"), value=[1, "a"])
+@example(place=(6, "record.created_at"), value={"$datetime": "not a date"})
+@example(place=(6, "record.user_id"), value="victim")
+def test_the_check_refuses_cleanly_or_accepts_only_what_neo4j_stores(tmp_path_factory, place,
+                                                                      value):
+    path = write(tmp_path_factory.mktemp("f") / "f.jsonl", with_field(*place, value))
+    try:
+        importer.check(path)
+    except InvalidExportError as refused:
+        assert re.match(rf"line {place[0]}[ :]", str(refused)), str(refused)[:200]
+        assert "\n" not in str(refused)
+        return
+    for _, record in importer._parsed(path):
+        for row in rows(record):
+            bad = {k: v for k, v in row.items() if not storable(v)}
+            assert not bad, (place, value, bad)
+            assert "user_id" not in row
