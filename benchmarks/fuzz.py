@@ -3,15 +3,20 @@
     python -m benchmarks.fuzz --minutes 10
 
 The suite runs its hypothesis tests derandomized, so it can never go red by chance; this is
-where new inputs are searched for. Three targets take turns until the time is up:
+where new inputs are searched for. Five targets take turns until the time is up:
 - `Memory.commit` with batches built from arbitrary JSON values in the contract's shape;
 - `Memory.recall` with arbitrary text, and with long texts (up to 2,000,000 characters of
   random words and pieces, #35): each must recall, within LONG_RECALL_S, and its block must
   parse back (`recall/render.py`);
+- `Memory.import_memory` with an export file whose lines are mutated (a field set to any JSON
+  value or dropped, a line repeated, dropped or moved, its bytes cut or spoiled): either a
+  clean refusal that wrote nothing (the target and every staging partition empty) or an
+  import whose export is exactly the file;
 - every route of `pegasus serve` (memory API and proxy), from its OpenAPI schema, by
   schemathesis, with an LLM configured (a fake that always finishes) and a stub upstream
   model on loopback behind the proxy.
-A finding is any exception that is not a PegasusError (Python), any 5xx or schema mismatch
+A finding is any exception that is not a PegasusError (Python), an import that is neither
+a clean refusal nor exact, any 5xx or schema mismatch
 (HTTP), or a traceback logged by the server (its background work included). Each is printed
 with its input; pin it in the suite, then fix it.
 """
@@ -20,11 +25,14 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import json
 import logging
 import random
+import tempfile
 import time
 import traceback
 import uuid
+from pathlib import Path
 
 import schemathesis
 from fastapi.testclient import TestClient
@@ -40,6 +48,7 @@ from benchmarks.report import write_section
 from pegasus.errors import PegasusError
 from pegasus.recall.render import parse_block
 from pegasus.serve.app import create_app
+from pegasus.transfer.format import RECORD, REGENERATED
 from tests.serve.servers import StubUpstream, serving
 from tests.serve.test_http_api import _ndjson  # noqa: F401 - registers the import body's serializer
 
@@ -148,6 +157,119 @@ def fuzz_python(mem, findings: Findings, examples: int) -> None:
     recall_long()
 
 
+def export_file(mem) -> list[bytes]:
+    """The lines of a small memory's export (merges, supersession, turns), its partition then
+    forgotten, so the ids are free for the mutated imports."""
+    user = f"fuzz-src-{uuid.uuid4().hex[:8]}"
+    mem.record_turns(user, "c1", [{"role": "user", "content": "my boss Sarah K"}])
+    mem.commit(user, "c1", {
+        "entities": [{"name": "Sarah", "kind": "PERSON", "aliases": ["Sarah K"],
+                      "properties": {"role": "boss", "since": 2021}}],
+        "relations": [{"source": "User", "relation": "HAS_BOSS", "target": "Sarah",
+                       "snippet": "my boss Sarah K", "cardinality": "one_to_one"},
+                      {"source": "User", "relation": "WORKS_AT", "target": "Acme",
+                       "snippet": "I work at Acme", "cardinality": "one_to_one"}]})
+    mem.commit(user, "c2", {
+        "entities": [{"name": "S. K.", "kind": "PERSON", "same_as_hint": "Sarah"}],
+        "relations": [{"source": "User", "relation": "WORKS_AT", "target": "Globex",
+                       "snippet": "now at Globex", "cardinality": "one_to_one"}]})
+    lines = [line.encode() for line in mem.export(user, with_turns=True)]
+    mem.forget_everything(user)
+    return lines
+
+
+def comparable(records: list[dict]) -> list[str]:
+    """Records as an export writes them, with the regenerated fields left out, sorted."""
+    out = []
+    for record in records:
+        dumped = json.loads(RECORD.validate_python(record).model_dump_json(exclude_none=True))
+        drop = REGENERATED.get(dumped["type"], [])
+        out.append(json.dumps({k: v for k, v in dumped.items() if k not in drop},
+                              sort_keys=True))
+    return sorted(out)
+
+
+def mutated(source: list[bytes]) -> st.SearchStrategy[list[bytes]]:
+    """The export's lines with one to three mutations."""
+
+    def field(draw, lines: list[bytes]) -> list[bytes]:
+        index = draw(st.integers(0, len(lines) - 1))
+        record = json.loads(lines[index])
+        if isinstance(record.get("record"), dict) and draw(st.booleans()):
+            target = record["record"]
+        else:
+            target = record
+        key = draw(st.sampled_from([*target, "user_id", "extra"]))
+        if draw(st.booleans()):
+            target.pop(key, None)
+        else:
+            target[key] = draw(JSON | st.sampled_from(
+                ["\ud800", "x" * 3000, {"$datetime": "soon"}, [1, "a"], 2**64]))
+        lines[index] = json.dumps(record).encode() + b"\n"
+        return lines
+
+    def lines_(draw, lines: list[bytes]) -> list[bytes]:
+        i, j = draw(st.integers(0, len(lines) - 1)), draw(st.integers(0, len(lines) - 1))
+        action = draw(st.sampled_from(["repeat", "drop", "move"]))
+        if action == "repeat":
+            lines.insert(j, lines[i])
+        elif action == "drop":
+            del lines[i]
+        else:
+            lines.insert(j, lines.pop(i))
+        return lines or [b"\n"]
+
+    def bytes_(draw, lines: list[bytes]) -> list[bytes]:
+        index = draw(st.integers(0, len(lines) - 1))
+        line = lines[index]
+        cut = draw(st.integers(0, len(line)))
+        lines[index] = line[:cut] + draw(st.binary(max_size=4)) + line[cut + 1:]
+        return lines
+
+    @st.composite
+    def build(draw) -> list[bytes]:
+        lines = list(source)
+        for _ in range(draw(st.integers(1, 3))):
+            lines = draw(st.sampled_from([field, lines_, bytes_]))(draw, lines)
+        return lines
+
+    return build()
+
+
+def fuzz_import(mem, findings: Findings, examples: int, source: list[bytes]) -> None:
+    folder = Path(tempfile.mkdtemp(prefix="pegasus-fuzz-"))
+
+    def leftovers(user: str) -> bool:
+        return bool(mem.store.query("transfer/stagings")
+                    or mem.store.query("transfer/target_state", user_id=user)[0]["holds"])
+
+    @given(lines=mutated(source), replace=st.booleans())
+    @hypothesis_settings(max_examples=examples, deadline=None, database=None,
+                         suppress_health_check=list(HealthCheck))
+    def import_(lines, replace):
+        findings.count("Memory.import_memory")
+        user = f"fuzz-imp-{uuid.uuid4().hex[:8]}"
+        path = folder / "import.jsonl"
+        path.write_bytes(b"".join(lines))
+        try:
+            mem.import_memory(user, path, replace=replace)
+        except PegasusError as exc:
+            if "\n" in str(exc) or leftovers(user):
+                findings.add("Memory.import_memory", f"unclean refusal: {str(exc)[:200]}")
+            return
+        except Exception:  # noqa: BLE001
+            findings.add("Memory.import_memory", f"{lines!r:.500}\n"
+                         f"{traceback.format_exc(limit=3)}")
+            return
+        wanted = comparable([json.loads(line) for line in lines if line.strip()])
+        got = comparable([json.loads(line) for line in mem.export(user, with_turns=True)])
+        if got != wanted:
+            findings.add("Memory.import_memory", f"not exact: {sorted(set(wanted) ^ set(got))!r:.500}")
+        mem.forget_everything(user)  # its ids are free for the next file
+
+    import_()
+
+
 def fuzz_operation(operation, findings: Findings, examples: int) -> None:
     label = operation.label
 
@@ -192,10 +314,12 @@ def main() -> None:
                  upstream_base_url=f"{upstream_url}/v1",
                  anthropic_upstream_base_url=upstream_url) as mem):
         app = create_app(mem)
+        source = export_file(mem)
         with TestClient(app):
             while time.monotonic() - began < args.minutes * 60:
                 rounds += 1
                 fuzz_python(mem, findings, args.examples)
+                fuzz_import(mem, findings, args.examples, source)
                 fuzz_http(app, findings, args.examples)
                 print(f"round {rounds}: {sum(findings.tried.values())} inputs, "
                       f"{len(findings.items)} findings, {time.monotonic() - began:.0f} s",

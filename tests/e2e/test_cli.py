@@ -191,6 +191,12 @@ def test_export_and_import_from_the_command_line(env, tmp_path, user_id):
     streamed = pegasus(env, "export", "--user", user_id).stdout
     assert [json.loads(x)["type"] for x in streamed.splitlines()] == [
         "header", "entity", "entity", "memory", "conversation"]
+    # Ids are kept: while the user holds them, the file goes into no other partition (#35).
+    taken = pegasus(env, "import", str(out), "--user", f"{user_id}-copy", check=False)
+    assert taken.returncode == 2 and taken.stderr.strip().startswith(
+        "error: line 2 (entity): id: another user's memory holds this id")
+    assert len(taken.stderr.strip().splitlines()) == 1
+    pegasus(env, "forget", "--user", user_id, "--everything", "--yes")
     report = json.loads(pegasus(env, "import", str(out), "--user", f"{user_id}-copy").stdout)
     assert (report["entities"], report["memories"]) == (2, 1)
     recalled = pegasus(env, "recall", "--user", f"{user_id}-copy", "my boss Sarah").stdout

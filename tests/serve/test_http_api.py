@@ -154,6 +154,21 @@ def test_export_and_import_over_http(committed):
     assert exported.headers["content-type"] == "application/x-ndjson"
     body = exported.text
     assert [json.loads(line)["type"] for line in body.splitlines()][:1] == ["header"]
+    # Ids are kept: while Alice holds them, her file goes into no other partition (#35); a line
+    # naming another partition is refused whatever it names. One line, JSON, nothing written.
+    taken = client.post("/v1/memory/import", headers=auth(KEY_B), content=body)
+    assert taken.status_code == 422
+    assert taken.json()["error"]["message"].startswith(
+        "line 2 (entity): id: another user's memory holds this id")
+    lines = body.splitlines()
+    planted = "\n".join([lines[0], json.dumps({**json.loads(lines[1]), "user_id": alice}),
+                         *lines[2:]])
+    refused = client.post("/v1/memory/import", headers=auth(KEY_B), content=planted)
+    assert refused.status_code == 422
+    assert refused.json()["error"]["message"].startswith("line 2 (entity): user_id: Extra")
+    assert memory.memories(bruno) == []
+    assert client.delete("/v1/memory", headers=auth(KEY_A),
+                         params={"confirm": "everything"}).status_code == 200
     imported = client.post("/v1/memory/import", headers=auth(KEY_B), content=body)
     assert imported.status_code == 200, imported.text
     assert imported.json()["source_user_id"] == alice

@@ -4,8 +4,8 @@ anything Neo4j could not store or the format does not define; what it accepts is
 from __future__ import annotations
 
 import json
-import re
 import math
+import re
 from datetime import datetime
 from pathlib import Path
 from typing import Any
