@@ -124,8 +124,11 @@ MALFORMED = {
                                                "line 6 (merge_record): record"),
     "absorbed JSON with a deep map": (6, "record.absorbed", json.dumps(
         {**ABSORBED, "properties": {"x": deep(40)}}), "line 6 (merge_record): record.absorbed"),
-    "a taken-off edge with a user_id": (6, "record.between", [json.dumps(
-        {"label": "KNOWS", "props": {**EDGE, "user_id": "victim"}, "from_survivor": True})],
+    "a taken-off edge with a map": (6, "record.between", [json.dumps(
+        {"label": "KNOWS", "props": {**EDGE, "snippet": {"a": 1}}, "from_survivor": True})],
+        "line 6 (merge_record): record.between[0]"),
+    "a taken-off edge with an unknown field": (6, "record.between", [json.dumps(
+        {"label": "KNOWS", "props": {**EDGE, "owner": "victim"}, "from_survivor": True})],
         "line 6 (merge_record): record.between[0]"),
     "a pending pair without candidates": (7, "record.candidate_ids", None,
                                           "line 7 (merge_record): record"),
@@ -144,6 +147,19 @@ def test_malformed_values_are_refused_by_line_and_field(tmp_path, name):
         importer.check(path)
     assert str(refused.value).startswith(message), str(refused.value)[:300]
     assert "\n" not in str(refused.value) and len(str(refused.value)) < 400
+
+
+def test_a_taken_off_edge_belongs_to_the_user_imported_into(tmp_path):
+    """An export writes the source's user id inside a hand merge's taken-off edges (stored
+    text, which undo writes back): the importer puts the target's there, whatever it said."""
+    records = with_field(6, "record.between", [json.dumps(
+        {"label": "KNOWS", "props": {**EDGE, "user_id": "victim"}, "from_survivor": True})])
+    path = write(tmp_path / "f.jsonl", records)
+    importer.check(path)
+    [record] = [r for _, r in importer._parsed(path) if isinstance(r, MergeRecordRecord)
+                and r.record.between]
+    [edge] = importer._merge_record_row(record, "target")["between"]
+    assert json.loads(edge)["props"]["user_id"] == "target"
 
 
 def test_bytes_that_are_no_text_are_refused_by_line(tmp_path):
@@ -205,7 +221,7 @@ def rows(record: Any) -> list[dict[str, Any]]:
     if isinstance(record, ConversationRecord):
         return [importer._conversation_row(record)]
     if isinstance(record, MergeRecordRecord):
-        return [importer._merge_record_row(record)]
+        return [importer._merge_record_row(record, "target")]
     return []
 
 

@@ -251,7 +251,8 @@ class EntityBefore(_Record):
 
 
 class EdgeBetween(_Record):
-    """A memory a merge by hand took off (it ran between the two), kept to be put back."""
+    """A memory a merge by hand took off (it ran between the two), kept to be put back; its
+    `props` are the edge's stored properties as a merge record encodes them."""
 
     label: Label
     props: dict[str, Any]
@@ -260,8 +261,9 @@ class EdgeBetween(_Record):
 
     @model_validator(mode="after")
     def _edge(self) -> EdgeBetween:
-        # The edge's stored properties, encoded as in a merge record: the memory line's fields.
-        props = decode_props(self.props)
+        # The edge's stored properties, encoded as in a merge record: the memory line's fields,
+        # and the partition's user id, which the importer replaces with the target's.
+        props = decode_props({k: v for k, v in self.props.items() if k != "user_id"})
         sightings = [json.loads(s) if isinstance(s, str) else s
                      for s in props.pop("sightings", None) or []]
         MemoryRecord.model_validate({**props, "sightings": sightings, "source_id": "a",

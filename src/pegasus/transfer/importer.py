@@ -239,8 +239,14 @@ def _conversation_row(record: ConversationRecord) -> dict[str, Any]:
     return row
 
 
-def _merge_record_row(record: MergeRecordRecord) -> dict[str, Any]:
-    return {"id": record.id, **record.record.model_dump()}
+def _merge_record_row(record: MergeRecordRecord, user_id: str) -> dict[str, Any]:
+    row = {"id": record.id, **record.record.model_dump()}
+    if row["between"] is not None:
+        # An undo writes these edges back as they are: they belong to the user imported into,
+        # whatever user id the file's text carries.
+        row["between"] = [json.dumps({**edge, "props": {**edge["props"], "user_id": user_id}})
+                          for edge in map(json.loads, row["between"])]
+    return row
 
 
 # --- staging, swap, sweep -----------------------------------------------------------------
@@ -275,6 +281,7 @@ class _Writer:
                  report: ImportReport) -> None:
         self.store, self.embedder, self.staging, self.now = store, embedder, staging, now
         self.report = report
+        self.user_id = report.user_id
         self.labels: set[str] = set()
         self.self_id: str | None = None
 
@@ -313,7 +320,8 @@ class _Writer:
         else:
             self.store.write(lambda tx: run(tx, "transfer/import_merge_records",
                                             user_id=staging,
-                                            rows=[_merge_record_row(r) for r in batch]))
+                                            rows=[_merge_record_row(r, self.user_id)
+                                                  for r in batch]))
             self.report.merge_records += len(batch)
         self.store.execute("transfer/heartbeat", staging_id=staging)
 
