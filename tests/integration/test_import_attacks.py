@@ -38,36 +38,41 @@ def state(mem: Memory, user: str) -> dict:
             "merges": sorted(r.model_dump_json() for r in mem.merges(user, include_pending=True))}
 
 
-def test_a_merge_record_naming_another_user_goes_nowhere(settings, user_id, tmp_path,
-                                                         raw_driver):
-    victim, attacker = user_id, user_id + "-attacker"
+@pytest.fixture
+def taught(settings, user_id):
+    """A taught victim's memory: (Memory, the victim's user id, the attacker's)."""
     with Memory(settings) as mem:
-        teach(mem, victim)
-        before = state(mem, victim)
-        records = lines(mem, victim)
-        # The attacker's own file (a fresh server's ids), with the victim's user id planted.
-        records_of_attacker = _renumbered(records)
-        merge_line = next(i for i, r in enumerate(records_of_attacker, 1)
-                          if r["type"] == "merge_record")
-        records_of_attacker[merge_line - 1]["record"]["user_id"] = victim
-        path = write(tmp_path / "attack.jsonl", records_of_attacker)
-        everything = snapshot(raw_driver)
-        with pytest.raises(InvalidExportError,
-                           match=rf"^line {merge_line} \(merge_record\): record.user_id: Extra"):
-            mem.import_memory(attacker, path, at=T3)
-        assert snapshot(raw_driver) == everything
-        # Without the planted field the attacker's import is theirs alone; forgetting
-        # everything removes everything it brought, and the victim never saw any of it.
-        del records_of_attacker[merge_line - 1]["record"]["user_id"]
-        report = mem.import_memory(attacker, write(path, records_of_attacker), at=T3)
-        assert report.merge_records >= 1
-        assert state(mem, victim) == before
-        mem.forget_everything(attacker)
-        left = raw_driver.execute_query(
-            "MATCH (n) WHERE n.user_id IN [$a] OR n.user_id STARTS WITH 'import-staging:' "
-            "RETURN count(n) AS n", a=attacker).records[0]["n"]
-        assert left == 0
-        assert state(mem, victim) == before
+        teach(mem, user_id)
+        yield mem, user_id, user_id + "-attacker"
+
+
+def test_a_merge_record_naming_another_user_goes_nowhere(taught, tmp_path, raw_driver):
+    mem, victim, attacker = taught
+    before = state(mem, victim)
+    records = lines(mem, victim)
+    # The attacker's own file (a fresh server's ids), with the victim's user id planted.
+    records_of_attacker = _renumbered(records)
+    merge_line = next(i for i, r in enumerate(records_of_attacker, 1)
+                      if r["type"] == "merge_record")
+    records_of_attacker[merge_line - 1]["record"]["user_id"] = victim
+    path = write(tmp_path / "attack.jsonl", records_of_attacker)
+    everything = snapshot(raw_driver)
+    with pytest.raises(InvalidExportError,
+                       match=rf"^line {merge_line} \(merge_record\): record.user_id: Extra"):
+        mem.import_memory(attacker, path, at=T3)
+    assert snapshot(raw_driver) == everything
+    # Without the planted field the attacker's import is theirs alone; forgetting
+    # everything removes everything it brought, and the victim never saw any of it.
+    del records_of_attacker[merge_line - 1]["record"]["user_id"]
+    report = mem.import_memory(attacker, write(path, records_of_attacker), at=T3)
+    assert report.merge_records >= 1
+    assert state(mem, victim) == before
+    mem.forget_everything(attacker)
+    left = raw_driver.execute_query(
+        "MATCH (n) WHERE n.user_id IN [$a] OR n.user_id STARTS WITH 'import-staging:' "
+        "RETURN count(n) AS n", a=attacker).records[0]["n"]
+    assert left == 0
+    assert state(mem, victim) == before
 
 
 def _renumbered(records: list[dict]) -> list[dict]:
@@ -79,24 +84,21 @@ def _renumbered(records: list[dict]) -> list[dict]:
     return [json.loads(line) for line in text.splitlines()]
 
 
-def test_an_id_another_partition_holds_is_refused_by_line(settings, user_id, tmp_path,
-                                                          raw_driver):
-    victim, attacker = user_id, user_id + "-attacker"
-    with Memory(settings) as mem:
-        teach(mem, victim)
-        theirs = lines(mem, victim)
-        mine = _renumbered(theirs)
-        for kind in ("entity", "memory", "merge_record"):
-            records = [dict(r) for r in mine]
-            number = next(i for i, r in enumerate(records, 1) if r["type"] == kind)
-            victim_ids = [r["id"] for r in theirs if r["type"] == kind]
-            old = records[number - 1]["id"]
-            records = [json.loads(json.dumps(r).replace(old, victim_ids[0])) for r in records]
-            before = snapshot(raw_driver)
-            with pytest.raises(InvalidExportError,
-                               match=rf"^line {number} \({kind}\): id: another user's memory"):
-                mem.import_memory(attacker, write(tmp_path / f"{kind}.jsonl", records), at=T3)
-            assert snapshot(raw_driver) == before, kind
+def test_an_id_another_partition_holds_is_refused_by_line(taught, tmp_path, raw_driver):
+    mem, victim, attacker = taught
+    theirs = lines(mem, victim)
+    mine = _renumbered(theirs)
+    for kind in ("entity", "memory", "merge_record"):
+        records = [dict(r) for r in mine]
+        number = next(i for i, r in enumerate(records, 1) if r["type"] == kind)
+        victim_ids = [r["id"] for r in theirs if r["type"] == kind]
+        old = records[number - 1]["id"]
+        records = [json.loads(json.dumps(r).replace(old, victim_ids[0])) for r in records]
+        before = snapshot(raw_driver)
+        with pytest.raises(InvalidExportError,
+                           match=rf"^line {number} \({kind}\): id: another user's memory"):
+            mem.import_memory(attacker, write(tmp_path / f"{kind}.jsonl", records), at=T3)
+        assert snapshot(raw_driver) == before, kind
 
 
 def test_values_neo4j_cannot_store_are_refused_before_anything_is_written(
