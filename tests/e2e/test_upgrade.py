@@ -111,7 +111,8 @@ def test_a_5_26_store_upgrades_to_2026_and_recalls():
             assert mem.migrate() == ["V0006__key_index_per_user.cypher",
                                      "V0007__snippet_targets.cypher",
                                      "V0008__erasure_indexes.cypher",
-                                     "V0009__snippet_per_sighting.cypher"]
+                                     "V0009__snippet_per_sighting.cypher",
+                                     "V0010__id_lookup.cypher"]
             with GraphDatabase.driver(state.bolt_uri, auth=(state.user, state.password)) as d:
                 centred = d.execute_query(
                     "MATCH (k:Key {user_id: $u}) RETURN count(k) AS n, "
