@@ -3,4 +3,4 @@
 // when it last moved tell the sweep whether an import is alive or was interrupted.
 CREATE (p:Partition {user_id: $staging_id})
 SET p.created_at = $now, p.version = 0, p.staging_for = $user_id, p.holder = $holder,
-    p.heartbeat_at = datetime.realtime(), p.importing_since = $now
+    p.heartbeat_at = datetime.realtime()
