@@ -191,7 +191,7 @@ def big_file(path: Path, entities: int) -> Path:
     records += [{"type": "memory", "id": f"big-m{i:05}", "source_id": f"big-e{i:05}",
                  "relation": "KNOWS", "target_id": f"big-e{(i + 1) % entities:05}",
                  "strength": 1.0, "strength_at_touch": 1.0, "touched_at": at,
-                 "stability": "stable", "cardinality": "many_to_many",
+                 "stability": "stable", "cardinality": "one_to_many",
                  "snippet": f"person {i} knows person {i + 1}"} for i in range(entities)]
     return write(path, records)
 
@@ -204,7 +204,7 @@ def test_kill_9_of_a_cli_import_then_the_sweep_leaves_the_target_as_it_was(
         path = big_file(tmp_path / "big.jsonl", 3000)
         proc = subprocess.Popen([sys.executable, "-m", "pegasus", "import", str(path), "--user",
                                  user_id, "--replace"], env=neo4j_env,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         try:
             deadline = time.monotonic() + 480
             staged = 0
@@ -213,7 +213,7 @@ def test_kill_9_of_a_cli_import_then_the_sweep_leaves_the_target_as_it_was(
                 staged = raw_driver.execute_query(
                     "MATCH (n:Entity) WHERE n.user_id STARTS WITH 'import-staging:' "
                     "RETURN count(n) AS n").records[0]["n"]
-            assert staged > 0, "the import never started writing"
+            assert staged > 0, f"the import never started writing: {proc.poll()}"
             os.kill(proc.pid, signal.SIGKILL)
         finally:
             proc.wait(timeout=30)
