@@ -194,7 +194,12 @@ def mutated(source: list[bytes]) -> st.SearchStrategy[list[bytes]]:
 
     def field(draw, lines: list[bytes]) -> list[bytes]:
         index = draw(st.integers(0, len(lines) - 1))
-        record = json.loads(lines[index])
+        try:
+            record = json.loads(lines[index])
+        except ValueError:  # an earlier mutation spoiled the line's bytes
+            return lines
+        if not isinstance(record, dict):
+            return lines
         if isinstance(record.get("record"), dict) and draw(st.booleans()):
             target = record["record"]
         else:
