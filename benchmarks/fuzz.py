@@ -3,7 +3,7 @@
     python -m benchmarks.fuzz --minutes 10
 
 The suite runs its hypothesis tests derandomized, so it can never go red by chance; this is
-where new inputs are searched for. Five targets take turns until the time is up:
+where new inputs are searched for. Four targets take turns until the time is up:
 - `Memory.commit` with batches built from arbitrary JSON values in the contract's shape;
 - `Memory.recall` with arbitrary text, and with long texts (up to 2,000,000 characters of
   random words and pieces, #35): each must recall, within LONG_RECALL_S, and its block must
