@@ -39,6 +39,7 @@ from pegasus.models import (
     MAX_SUMMARY_CHARS,
     MAX_TAG_CHARS,
     MAX_TAGS,
+    MAX_TURN_CHARS,
     MAX_WORD_CHARS,
 )
 from pegasus.portable import INSTANT, decode_props
@@ -52,8 +53,9 @@ SCHEMA_FILE = Path(__file__).resolve().parent / "pegasus-export-v1.schema.json"
 # header's source user id when imported under another one. Everything else is identical.
 REGENERATED = {"header": ["exported_at", "user_id"]}
 MAX_ID_CHARS = 200  # every id: user, entity, memory, conversation, merge record
-# A turn, and a conversation's turns together, hold at most what a recorded transcript may.
-MAX_TURN_CHARS = Settings.model_fields["max_transcript_chars"].default
+# A conversation's turns together hold at most what a recorded transcript may; one turn at
+# most what one recorded turn may (models.MAX_TURN_CHARS, as on /turns and the proxy).
+MAX_TRANSCRIPT_CHARS = Settings.model_fields["max_transcript_chars"].default
 MAX_LIST = 10_000  # ids and instants an entity or a memory lists (conversations, sightings…)
 
 
@@ -213,8 +215,8 @@ class ConversationRecord(_Record):
 
     @model_validator(mode="after")
     def _transcript_limit(self) -> ConversationRecord:
-        if sum(len(t.content) for t in self.turns or []) > MAX_TURN_CHARS:
-            raise ValueError(f"turns: longer than a transcript may be ({MAX_TURN_CHARS} "
+        if sum(len(t.content) for t in self.turns or []) > MAX_TRANSCRIPT_CHARS:
+            raise ValueError(f"turns: longer than a transcript may be ({MAX_TRANSCRIPT_CHARS} "
                              "characters together)")
         return self
 
