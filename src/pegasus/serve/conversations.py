@@ -254,7 +254,7 @@ class Conversations:
     def extract_backlog(self) -> Future:
         """Extract the conversations awaiting extraction, in the close worker (after the
         closes already scheduled, one at a time); its future holds the results."""
-        return self._closer.submit(self._extract_backlog)
+        return self._enqueue(self._extract_backlog)
 
     def _extract_backlog(self) -> list[dict[str, Any]]:
         results = self.memory.extract_pending()
