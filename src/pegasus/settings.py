@@ -241,6 +241,9 @@ class Settings(BaseSettings):
     # the first max_turn_chars characters and still forwards the whole message.
     max_turn_chars: int = Field(default=MAX_TURN_CHARS, ge=1)
     max_batch_entities: int = 5_000
+    # An export file uploaded on the memory page: refused (from the request's size, before it
+    # is read) above this.
+    max_upload_bytes: int = Field(default=256 * 2**20, ge=1)
     max_batch_relations: int = 20_000
 
     @field_validator("decay_lambdas")

@@ -309,6 +309,8 @@ def test_export_download_and_import_upload_with_its_checks(page):
     lines = [json.loads(line) for line in body.splitlines()]
     assert lines[0]["type"] == "header" and lines[0]["user_id"] == alice
     assert sum(1 for line in lines if line["type"] == "memory") == 3
+    # An id lives in one partition of a server (design §11): alice's memory moves to bruno.
+    memory.forget_everything(alice)
     other = TestClient(client.app)
     csrf = sign_in(other, KEY_B)
     bad = other.post("/import", data={"csrf": csrf}, files={
@@ -328,3 +330,28 @@ def test_export_download_and_import_upload_with_its_checks(page):
     assert replaced.status_code == 200 and re.search(r"<dt>replaced</dt>\s*<dd>True",
                                                      replaced.text)
     assert other.post("/import", files={"file": ("m.jsonl", body)}).status_code == 403
+
+
+def test_an_upload_is_refused_by_its_size_before_it_is_read_and_nobody_can_upload(page):
+    client, memory, alice, _ = page
+    body = "x" * 5000
+    # No session: sent to sign in, nothing read or imported.
+    nobody = TestClient(client.app).post("/import", files={"file": ("m.jsonl", body)},
+                                         follow_redirects=False)
+    assert nobody.status_code == 303 and nobody.headers["location"] == "/"
+    csrf = sign_in(client, KEY_A)
+    memory.settings.max_upload_bytes = 1000
+    big = client.post("/import", data={"csrf": csrf}, files={"file": ("m.jsonl", body)})
+    assert big.status_code == 400 and "at most 0 MiB" in big.text
+    assert len(memory.memories(alice)) == 3
+
+
+def test_a_far_day_filter_and_the_cdn_docs_pages(page):
+    client, *_ = page
+    sign_in(client, KEY_A)
+    assert client.get("/memories?said_until=9999-12-31").status_code == 200
+    assert client.get("/memories?said_from=0001-01-01").status_code == 200
+    # FastAPI's /docs and /redoc would run a CDN's script on this origin: they are off.
+    assert client.get("/docs").status_code == 404
+    assert client.get("/redoc").status_code == 404
+    assert client.get("/openapi.json").status_code == 200

@@ -246,7 +246,10 @@ def create_app(memory: Memory, upstream: httpx.AsyncClient | None = None) -> Fas
                 except Exception as exc:
                     log.warning("shutdown step failed: %s", kind_of(exc))
 
-    app = FastAPI(title="Pegasus", version="0.1.0", lifespan=lifespan,
+    # No /docs or /redoc: FastAPI's pages load their script from a CDN, which must never run on
+    # the memory page's origin (it could read the signed-in page); /openapi.json stays.
+    app = FastAPI(title="Pegasus", version="0.1.0", lifespan=lifespan, docs_url=None,
+                  redoc_url=None,
                   description="Temporal, cross-conversation memory on Neo4j: the memory API and "
                               "a passive-memory proxy for OpenAI (Chat Completions, Responses) and "
                               "Anthropic (Messages) clients.")

@@ -17,12 +17,13 @@ from importlib.resources import files
 from typing import Annotated, Any
 
 import jinja2
-from fastapi import APIRouter, Depends, Form, Request, UploadFile
+from fastapi import APIRouter, Depends, Form, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import RedirectResponse, Response, StreamingResponse
 from fastapi.routing import APIRoute
 from fastapi.templating import Jinja2Templates
 from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import UploadFile as StarletteUploadFile
 
 from pegasus.errors import (
     AmbiguousEntityError,
@@ -228,7 +229,7 @@ async def list_memories(request: Request, session: Signed, about: str = "", stat
     found = await run_in_threadpool(
         _memory(request).memories, session.user, about.strip() or None, state, PAGE_SIZE + 1,
         offset, None, True, _instant(since),
-        _instant(until + timedelta(days=1)) if until else None)
+        _instant(until + timedelta(days=1)) if until and until < date.max else None)
     filters = {"about": about, "state": state, "said_from": said_from, "said_until": said_until}
     return _render(request, "memories.html", session, memories=found[:PAGE_SIZE], page=page,
                    more=len(found) > PAGE_SIZE, filters=filters)
@@ -382,8 +383,21 @@ async def forget_everything(request: Request, session: Change,
 
 
 @router.post("/import")
-async def import_memory(request: Request, session: Change, file: UploadFile,
-                        replace: Annotated[bool, Form()] = False) -> Response:
+async def import_memory(request: Request, session: Signed) -> Response:
+    # The session is checked from the cookie and the size from the header before the body is
+    # read: an upload from nobody, or larger than an import may be, costs no disk (#37 attack).
+    limit = request.app.state.memory.settings.max_upload_bytes
+    size = request.headers.get("content-length", "")
+    if not size.isdigit() or int(size) > limit:
+        raise PegasusError(f"an upload may be at most {limit // 2**20} MiB (and must say its "
+                           "size); nothing was imported")
+    form = await request.form(max_files=1, max_fields=3)
+    file, csrf = form.get("file"), form.get("csrf")
+    if not same_origin(request) or not isinstance(csrf, str) or not csrf_matches(session, csrf):
+        raise Refused
+    if not isinstance(file, StarletteUploadFile):
+        raise PegasusError("choose an export file to import; nothing was imported")
+    replace = form.get("replace") in ("true", "on", "1")
     # The same function as POST /v1/memory/import, with its checks and messages.
     with tempfile.NamedTemporaryFile("wb", suffix=".jsonl") as spool:
         while chunk := await file.read(1 << 20):
