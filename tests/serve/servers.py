@@ -84,6 +84,8 @@ class StubUpstream:
         yield "data: [DONE]\n\n"
 
     async def models(self):
+        if self.fail_with:  # a refused key refuses every route (pegasus doctor reads this one)
+            return JSONResponse({"error": {"message": "refused"}}, status_code=self.fail_with)
         return {"object": "list", "data": [{"id": "stub-model", "object": "model", "created": 0,
                                             "owned_by": "tests"}]}
 
