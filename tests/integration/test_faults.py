@@ -48,6 +48,7 @@ def test_server_killed_mid_commit_commits_nothing_and_says_so(private_server, mo
 def test_a_transient_lost_connection_during_recall_is_retried(settings, user_id, monkeypatch):
     from neo4j.exceptions import ServiceUnavailable
 
+    import pegasus.recall.engine as engine_module
     import pegasus.store as store_module
 
     # The one retry policy: the driver retries the unit of work within neo4j_retry_time_s.
@@ -66,6 +67,7 @@ def test_a_transient_lost_connection_during_recall_is_retried(settings, user_id,
             return original(tx, name, **params)
 
         monkeypatch.setattr(store_module, "run", flaky)
+        monkeypatch.setattr(engine_module, "run", flaky)  # recall's one read transaction
         again = mem.recall(user_id, "boss Sarah")
     assert calls.count("read/activation") == 2  # failed once, retried once
     assert again.context == expected.context == ["my boss Sarah"]
@@ -76,6 +78,7 @@ def test_without_a_retry_window_a_lost_connection_is_a_clear_error(settings, use
                                                                     monkeypatch):
     from neo4j.exceptions import ServiceUnavailable
 
+    import pegasus.recall.engine as engine_module
     import pegasus.store as store_module
     from pegasus.errors import Neo4jUnavailableError
 
@@ -93,6 +96,7 @@ def test_without_a_retry_window_a_lost_connection_is_a_clear_error(settings, use
             return original(tx, name, **params)
 
         monkeypatch.setattr(store_module, "run", flaky)
+        monkeypatch.setattr(engine_module, "run", flaky)  # recall's one read transaction
         with pytest.raises(Neo4jUnavailableError, match="lost the connection"):
             mem.recall(user_id, "boss Sarah")
     assert calls.count("read/activation") == 1

@@ -50,6 +50,7 @@ def interleaved(driver, name: str, first: dict[str, Any], second: dict[str, Any]
 
 def _turns(user_id: str, turn_id: str, text: str) -> dict[str, Any]:
     return {"user_id": user_id, "conversation_id": "c1", "source": "proxy", "now": NOW,
+            "model": None, "max_chars": 2_000_000,
             "turns": [{"id": turn_id, "json": f'{{"role": "user", "content": "{text}"}}'}]}
 
 

@@ -17,6 +17,7 @@ from neo4j.exceptions import TransientError
 
 from pegasus import Memory
 from pegasus.hook import Spool, locked_spool
+from pegasus.llm import Extraction
 from pegasus.serve.app import create_app
 from pegasus.serve.conversations import Conversations
 from tests.helpers import rel
@@ -254,6 +255,9 @@ def test_shutdown_is_bounded_and_releases_the_running_close(settings, user_id, r
 
     with Memory(settings) as memory:
         monkeypatch.setattr(type(memory), "has_llm", property(lambda self: True))
+        # An LLM that extracts every conversation (#36: the close asks which one extracts it)
+        monkeypatch.setattr(type(memory), "extraction_for", lambda self, used: Extraction(
+            "factory", "a slow scripted model", "SlowModel"))
         monkeypatch.setattr(type(memory), "remember", slow_extraction)
         conversations = Conversations(memory)
         for n in range(3):

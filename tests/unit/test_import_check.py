@@ -110,8 +110,9 @@ MALFORMED = {
                          "line 3 (entity): properties.role"),
     "a 10 MB turn": (5, "turns", [{"role": "user", "content": "x" * 10_000_000}],
                      "line 5 (conversation): turns[0].content"),
-    "turns over a transcript together": (5, "turns", [{"role": "user", "content": "x" * 1_500_000},
-                                                      {"role": "user", "content": "x" * 1_500_000}],
+    # Each turn within the turn limit (200,000), together past the transcript's (2,000,000).
+    "turns over a transcript together": (5, "turns",
+                                         [{"role": "user", "content": "x" * 200_000}] * 11,
                                          "line 5 (conversation): turns: longer than"),
     "a 10 MB snippet": (4, "snippet", "x" * 10_000_000, "line 4 (memory): snippet"),
     "an integer past 64 bits": (3, "properties.since", 2**64, "line 3 (entity): properties.since"),
