@@ -127,17 +127,20 @@ def test_a_recall_over_its_budget_forwards_the_chat_without_memory(settings, two
      lambda stub: stub.received_messages[-1].get("system")),
     ("/v1/responses", {"input": RECALLS}, lambda stub: stub.received_responses[-1]["input"]),
 ])
-def test_a_failing_recall_never_fails_the_chat(served, two_users, path, body, sent):
+def test_a_failing_recall_never_fails_the_chat(served, two_users, path, body, sent,
+                                              monkeypatch):
     """A Neo4j error inside recall (injected): every proxy API forwards without memory."""
-    stub, memory, app = served
-    query = memory.store.query
+    import pegasus.recall.engine as engine_module
 
-    def failing(name, **params):
+    stub, memory, app = served
+    run = engine_module.run
+
+    def failing(tx, name, **params):  # recall's reads run in one transaction (design §7)
         if name == "read/recall_candidates":
             raise neo4j.exceptions.ClientError("injected")
-        return query(name, **params)
+        return run(tx, name, **params)
 
-    memory.store.query = failing
+    monkeypatch.setattr(engine_module, "run", failing)
     answer = post(app, path, {"model": "stub-model", **body})
     assert answer.status_code == 200, answer.text
     assert answer.headers["X-Pegasus-Memory"] == "skipped; reason=error"
@@ -162,14 +165,18 @@ def test_a_turn_over_the_limit_is_a_413_and_records_nothing(served, two_users, r
 def test_turns_cannot_pass_the_transcript_limit_one_request_at_a_time(settings, two_users,
                                                                        raw_driver):
     """#35 finding 6: /turns stored a 200 MB turn, past the 2M-character transcript limit."""
-    small = {"max_turn_chars": 1_000, "max_transcript_chars": 2_500}
+    # Two turns of 1,000 characters (1,031 as JSON) fit; a third, or any chat turn, does not.
+    small = {"max_turn_chars": 1_000, "max_transcript_chars": 2_080}
     with proxy(settings, two_users, **small) as (_, _stub, memory, app):
-        turn = [{"role": "user", "content": "y" * 1_000}]
-        for _ in range(2):
+        # Different words each time: a turn equal to the last one is a client's retry, not
+        # recorded twice (write/record_turns.cypher).
+        for letter in "yz":
+            turn = [{"role": "user", "content": letter * 1_000}]
             assert post(app, "/v1/memory/turns", {"conversation_id": "t2", "turns": turn}
                         ).status_code == 200
         before = snapshot(raw_driver)
-        answer = post(app, "/v1/memory/turns", {"conversation_id": "t2", "turns": turn})
+        answer = post(app, "/v1/memory/turns", {"conversation_id": "t2", "turns": [
+            {"role": "user", "content": "w" * 1_000}]})
         assert answer.status_code == 413 and "transcript limit" in answer.json()["error"]["message"]
         assert snapshot(raw_driver) == before
         # The proxy goes on: the chat is forwarded, recalled on, and says the turn was not kept.
