@@ -35,7 +35,7 @@ def memory_block(system: str, words: str = "") -> bool:
             and words in system)
 
 
-def wait_for(predicate, timeout_s: float = 60.0):
+def wait_for(predicate, timeout_s: float = 180.0):
     deadline = time.monotonic() + timeout_s
     while not (value := predicate()) and time.monotonic() < deadline:
         time.sleep(0.3)
