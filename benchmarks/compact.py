@@ -23,17 +23,12 @@ from benchmarks._server import machine
 from benchmarks.report import write_section
 from benchmarks.scale import Loader
 from pegasus import Memory, Settings
-from pegasus.compact import compact
+from pegasus.compact import compact, files_holding
 from pegasus.neo4j_local import LocalNeo4j
 from pegasus.transfer.export import export_lines
 
 NOW = datetime(2026, 3, 1, tzinfo=UTC)
 
-
-def files_holding(root: Path, needles: list[bytes]) -> int:
-    """How many files under `root` hold at least one of `needles`."""
-    return sum(1 for p in root.rglob("*")
-               if p.is_file() and any(n in p.read_bytes() for n in needles))
 
 
 def main() -> None:
@@ -63,13 +58,15 @@ def main() -> None:
             mem.forget_everything(gone)
             kept = {u: list(export_lines(mem.store, u, NOW)) for u in loader.users[1:4]}
         server.stop()
-        held_before = files_holding(server.root / "data", needles)
+        held_before = len({f for fs in files_holding(server.root / "data", needles).values()
+                           for f in fs})
         server.start()
         began = time.perf_counter()
         report = compact(server)
         seconds = time.perf_counter() - began
         server.stop()
-        held_after = files_holding(server.root / "data", needles)
+        held_after = len({f for fs in files_holding(server.root / "data", needles).values()
+                          for f in fs})
         state = server.start()
         mem = Memory(settings.model_copy(update={"neo4j_uri": state.bolt_uri,
                                                  "neo4j_password": state.password,

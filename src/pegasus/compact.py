@@ -53,6 +53,20 @@ def folder_bytes(root: Path) -> int:
     return sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
 
 
+def files_holding(root: Path, needles: list[bytes]) -> dict[str, list[str]]:
+    """Which files under `root` hold each needle as bytes (or lower-cased), by the needle: how
+    the tests and the benchmark check that forgotten words left the disk."""
+    found: dict[str, list[str]] = {n.decode(): [] for n in needles}
+    for path in root.rglob("*"):
+        if not path.is_file():
+            continue
+        data = path.read_bytes()
+        for needle in needles:
+            if needle in data or needle.lower() in data:
+                found[needle.decode()].append(str(path.relative_to(root)))
+    return found
+
+
 def _store(state: ServerState, server: LocalNeo4j) -> Store:
     auth = (state.user, state.password) if state.password else None
     return Store(server.settings, driver=GraphDatabase.driver(state.bolt_uri, auth=auth))

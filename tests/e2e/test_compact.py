@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import os
 from datetime import UTC, datetime
-from pathlib import Path
 
 import pytest
 from neo4j import GraphDatabase
 
 from pegasus import Memory
-from pegasus.compact import SWAPPED_OUT, compact, finish_interrupted_swap
+from pegasus.compact import SWAPPED_OUT, compact, files_holding, finish_interrupted_swap
 from pegasus.neo4j_local import LocalNeo4j
 from pegasus.settings import Settings
 from pegasus.transfer.export import export_lines
@@ -26,18 +25,6 @@ GONE_PROPERTY = "zorblaxianfavouritecolour"
 GONE_WORDS = "Zorblaxian Quuxworth taught me the zither in Vexmoor"
 MARKERS = [GONE_LABEL.encode(), GONE_PROPERTY.encode(), b"Zorblaxian Quuxworth"]
 
-
-def files_holding(root: Path, needles: list[bytes]) -> dict[str, list[str]]:
-    """Which files under `root` hold each needle (as bytes), by the needle."""
-    found: dict[str, list[str]] = {n.decode(): [] for n in needles}
-    for path in root.rglob("*"):
-        if not path.is_file():
-            continue
-        data = path.read_bytes()
-        for needle in needles:
-            if needle in data or needle.lower() in data:
-                found[needle.decode()].append(str(path.relative_to(root)))
-    return found
 
 
 def plant(mem: Memory) -> None:
