@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 
-from pegasus.models import ShownSnippet
+from pegasus.models.recall import ShownSnippet
 from pegasus.text import fold
 
 os.environ.setdefault("EMBEDDING_DIM", "384")

@@ -20,12 +20,12 @@ _HOMES = {
     "NotFoundError": "pegasus.errors",
     "PegasusError": "pegasus.errors",
     "Memory": "pegasus.memory",
-    "CommitReport": "pegasus.models",
-    "DecayReport": "pegasus.models",
-    "ExtractionBatch": "pegasus.models",
-    "FiredNode": "pegasus.models",
-    "Recall": "pegasus.models",
-    "Turn": "pegasus.models",
+    "CommitReport": "pegasus.models.reports",
+    "DecayReport": "pegasus.models.reports",
+    "ExtractionBatch": "pegasus.models.batch",
+    "FiredNode": "pegasus.models.recall",
+    "Recall": "pegasus.models.recall",
+    "Turn": "pegasus.models.batch",
     "Settings": "pegasus.settings",
 }
 __all__ = [
@@ -59,7 +59,9 @@ if TYPE_CHECKING:
         PegasusError,
     )
     from pegasus.memory import Memory
-    from pegasus.models import CommitReport, DecayReport, ExtractionBatch, FiredNode, Recall, Turn
+    from pegasus.models.batch import ExtractionBatch, Turn
+    from pegasus.models.recall import FiredNode, Recall
+    from pegasus.models.reports import CommitReport, DecayReport
     from pegasus.settings import Settings
 
 

@@ -42,7 +42,8 @@ from pegasus.merge.planner import (
 from pegasus.merge.review import CandidateContext, Reviewer
 from pegasus.merge.rules import StoredEntity
 from pegasus.merge.snapshots import Advance, Snapshots, Token
-from pegasus.models import CommitReport, ExtractionBatch
+from pegasus.models.batch import ExtractionBatch
+from pegasus.models.reports import CommitReport
 from pegasus.settings import Settings
 from pegasus.snippets import write_snippets
 from pegasus.store import run

@@ -10,7 +10,7 @@ from typing import Any
 
 from pegasus.clock import parse_instant
 from pegasus.memory import Memory
-from pegasus.models import CommitReport
+from pegasus.models.reports import CommitReport
 
 DEMO_USER = "demo"
 DEMO_MESSAGE = "Should I tell Sarah about the Northwind offer before our trip?"

@@ -10,7 +10,7 @@ from typing import Any
 from neo4j import ManagedTransaction
 
 from pegasus.commit import reinforce
-from pegasus.models import DecayReport
+from pegasus.models.reports import DecayReport
 from pegasus.settings import Settings
 from pegasus.store import Store, run
 

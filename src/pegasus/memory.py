@@ -31,22 +31,17 @@ from pegasus.lifecycle import (
 from pegasus.llm import Extraction, extraction_source
 from pegasus.merge.review import Reviewer
 from pegasus.merge.snapshots import Snapshots
-from pegasus.models import (
+from pegasus.models.batch import ExtractionBatch, Turn, describe_validation_error
+from pegasus.models.recall import Recall
+from pegasus.models.reports import (
     CommitReport,
     Correction,
     DecayReport,
-    EntityView,
-    ExtractionBatch,
     ForgetReport,
     ImportReport,
-    MemoryEdge,
-    MemoryHistory,
-    MergeRecord,
-    Recall,
-    Turn,
     UndoResult,
-    describe_validation_error,
 )
+from pegasus.models.views import EntityView, MemoryEdge, MemoryHistory, MergeRecord
 from pegasus.ownership.forget import forget_staged
 from pegasus.ownership.requests import Applied, apply_requests
 from pegasus.recall.engine import Explained, RecallEngine, RecallParams

@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from pegasus.models import MAX_TURN_CHARS
+from pegasus.models.batch import MAX_TURN_CHARS
 from pegasus.vocab import STABILITIES
 
 

@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 
 from pegasus.errors import InvalidBatchError
 from pegasus.extract.clean import LABEL_PATTERN, clean_batch
-from pegasus.models import ExtractionBatch
+from pegasus.models.batch import ExtractionBatch
 
 
 def batch(entities=(), relations=()):
@@ -155,7 +155,7 @@ def test_cleaning_never_emits_self_loops_malformed_labels_or_snippetless_edges(e
 
 
 def test_nesting_depth_counts_without_recursion():
-    from pegasus.models import nesting_depth
+    from pegasus.models.batch import nesting_depth
 
     deep: object = 1
     for _ in range(100_000):

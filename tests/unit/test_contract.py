@@ -5,7 +5,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from pegasus.models import (
+from pegasus.models.batch import (
     INT64_MAX,
     INT64_MIN,
     MAX_NAME_CHARS,

@@ -2,7 +2,7 @@ import json
 from datetime import UTC, datetime
 
 from pegasus.merge.plan import ResolvedRelation, StoredEdge, plan_edges
-from pegasus.models import CleanRelation
+from pegasus.models.batch import CleanRelation
 
 AT = datetime(2026, 1, 1, tzinfo=UTC)
 

@@ -15,7 +15,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from pegasus.errors import InvalidExportError
-from pegasus.models import INT64_MAX, INT64_MIN
+from pegasus.models.batch import INT64_MAX, INT64_MIN
 from pegasus.transfer import importer
 from pegasus.transfer.format import ConversationRecord, EntityRecord, MemoryRecord, MergeRecordRecord
 

@@ -6,7 +6,7 @@ from pegasus.errors import ExtractionError
 from pegasus.merge.llm_review import LLMReviewer
 from pegasus.merge.review import CandidateContext
 from pegasus.merge.rules import StoredEntity
-from pegasus.models import CleanEntity
+from pegasus.models.batch import CleanEntity
 
 PROPOSED = CleanEntity(name="Sarah Kim", kind="PERSON", aliases=[], properties={}, confidence=0.9)
 CANDIDATES = [CandidateContext(StoredEntity("id-a", "Sarah", "PERSON"), ["Bill -[HAS_BOSS]-> Sarah"]),

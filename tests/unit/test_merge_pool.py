@@ -9,7 +9,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from pegasus.merge.rules import Match, Pool, StoredEntity, match, resembles
-from pegasus.models import CleanEntity
+from pegasus.models.batch import CleanEntity
 from pegasus.settings import Settings
 from pegasus.text import fold, nickname_match
 

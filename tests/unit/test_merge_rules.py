@@ -1,5 +1,5 @@
 from pegasus.merge.rules import StoredEntity, band, match, resembles, similarity
-from pegasus.models import CleanEntity
+from pegasus.models.batch import CleanEntity
 from pegasus.settings import Settings
 from pegasus.text import content_words, nickname_match
 

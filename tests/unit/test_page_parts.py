@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from pegasus.models import MemoryEdge
+from pegasus.models.views import MemoryEdge
 from pegasus.page.picture import MAX_NEIGHBOURS, neighbourhood
 from pegasus.serve.auth import KeyRing
 from pegasus.serve.session import Sessions, csrf_matches

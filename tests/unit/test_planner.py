@@ -8,7 +8,7 @@ from pegasus.extract.clean import clean_batch
 from pegasus.merge.plan import StoredEdge
 from pegasus.merge.planner import Snapshot, plan_commit, resolve
 from pegasus.merge.rules import StoredEntity
-from pegasus.models import ExtractionBatch
+from pegasus.models.batch import ExtractionBatch
 from pegasus.settings import Settings
 
 AT = datetime(2026, 3, 1, tzinfo=UTC)

@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pegasus.models import Recall, ShownSnippet
+from pegasus.models.recall import Recall, ShownSnippet
 from pegasus.recall.history import asks_about_past
 from pegasus.recall.rank import Candidate, Weights, choose, graph_scores, ranks, score
 from pegasus.recall.seeds import KeySet, combine, select_seeds

@@ -3,7 +3,7 @@
 from pegasus import vocab
 from pegasus.commit import KIND_LABELS
 from pegasus.extract import clean
-from pegasus.models import CleanEntity, CleanRelation
+from pegasus.models.batch import CleanEntity, CleanRelation
 from pegasus.settings import Settings
 
 

@@ -15,13 +15,7 @@ from datetime import datetime
 from rapidfuzz import fuzz
 
 from pegasus.errors import InvalidBatchError
-from pegasus.models import (
-    CleanBatch,
-    CleanEntity,
-    CleanRelation,
-    Dropped,
-    ExtractionBatch,
-)
+from pegasus.models.batch import CleanBatch, CleanEntity, CleanRelation, Dropped, ExtractionBatch
 from pegasus.text import fold, is_placeholder, sentences
 from pegasus.vocab import CARDINALITIES, KINDS, STABILITIES
 

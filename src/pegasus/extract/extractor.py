@@ -28,7 +28,7 @@ from tenacity import (
 
 from pegasus.errors import ExtractionError
 from pegasus.llm import prompt
-from pegasus.models import ConversationIn, EntityIn, ExtractionBatch, ForgetIn, RelationIn
+from pegasus.models.batch import ConversationIn, EntityIn, ExtractionBatch, ForgetIn, RelationIn
 
 log = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field, ValidationError
 from pegasus.errors import ExtractionError
 from pegasus.llm import prompt
 from pegasus.merge.review import CandidateContext
-from pegasus.models import CleanEntity
+from pegasus.models.batch import CleanEntity
 
 
 class CandidateVerdict(BaseModel):

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from pegasus.models import CleanRelation
+from pegasus.models.batch import CleanRelation
 
 
 @dataclass

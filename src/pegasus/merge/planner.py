@@ -28,7 +28,8 @@ from pegasus.errors import ExtractionError
 from pegasus.extract.clean import clamp_confidence
 from pegasus.merge.plan import EdgePlan, ResolvedRelation, StoredEdge, plan_edges
 from pegasus.merge.rules import Pool, StoredEntity, band, match
-from pegasus.models import CleanBatch, CleanEntity, CommitReport, ConversationIn, Dropped, MergeOutcome
+from pegasus.models.batch import CleanBatch, CleanEntity, ConversationIn, Dropped
+from pegasus.models.reports import CommitReport, MergeOutcome
 from pegasus.settings import Settings
 from pegasus.text import fold, is_placeholder
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from pegasus.merge.rules import StoredEntity
-from pegasus.models import CleanEntity
+from pegasus.models.batch import CleanEntity
 
 
 @dataclass

@@ -15,7 +15,7 @@ from typing import Any, Literal
 from rapidfuzz import process
 from rapidfuzz.distance import Levenshtein
 
-from pegasus.models import CleanEntity
+from pegasus.models.batch import CleanEntity
 from pegasus.text import fold, nickname_groups, nickname_match
 
 

@@ -23,7 +23,7 @@ from pegasus.commit import (
 from pegasus.embed import Embedder
 from pegasus.errors import NotFoundError, PegasusError
 from pegasus.merge.rules import StoredEntity
-from pegasus.models import CleanEntity
+from pegasus.models.batch import CleanEntity
 from pegasus.portable import decode_props
 from pegasus.snippets import write_snippets
 from pegasus.store import run

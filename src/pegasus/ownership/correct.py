@@ -20,7 +20,8 @@ from pegasus.commit import (
 from pegasus.embed import Embedder
 from pegasus.errors import PegasusError
 from pegasus.merge.rules import StoredEntity
-from pegasus.models import MAX_ALIASES, Correction
+from pegasus.models.batch import MAX_ALIASES
+from pegasus.models.reports import Correction
 from pegasus.ownership.refs import entity_name, one_edge, resolve_entity
 from pegasus.portable import encode_props
 from pegasus.store import run

@@ -23,7 +23,7 @@ from pegasus.embed import Embedder, pack_vector
 from pegasus.errors import PegasusError
 from pegasus.extract.extractor import Staging
 from pegasus.merge.undo import revert_record
-from pegasus.models import ForgetReport
+from pegasus.models.reports import ForgetReport
 from pegasus.ownership.refs import one_edge, resolve_entity
 from pegasus.settings import Settings
 from pegasus.snippets import sync_sightings

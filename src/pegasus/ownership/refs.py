@@ -8,7 +8,8 @@ from neo4j import ManagedTransaction
 
 from pegasus.errors import AmbiguousEntityError, NotFoundError, PegasusError
 from pegasus.extract.clean import clean_text
-from pegasus.models import MAX_NAME_CHARS, EntityChoice
+from pegasus.models.batch import MAX_NAME_CHARS
+from pegasus.models.views import EntityChoice
 from pegasus.store import run
 from pegasus.text import fold
 

@@ -12,7 +12,8 @@ from neo4j import ManagedTransaction
 
 from pegasus.errors import AmbiguousEntityError, NotFoundError
 from pegasus.extract.clean import clean_label
-from pegasus.models import ForgetIn, MemoryEdge
+from pegasus.models.batch import ForgetIn
+from pegasus.models.views import MemoryEdge
 from pegasus.ownership.correct import retract
 from pegasus.ownership.forget import forget_entity, forget_memory
 from pegasus.ownership.see import memories

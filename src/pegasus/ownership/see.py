@@ -9,7 +9,7 @@ from typing import Any
 from neo4j import ManagedTransaction
 
 from pegasus.errors import PegasusError
-from pegasus.models import MEMORY_STATES, MemoryEdge, MemoryHistory, Sighting
+from pegasus.models.views import MEMORY_STATES, MemoryEdge, MemoryHistory, Sighting
 from pegasus.ownership.refs import one_edge, resolve_entity
 from pegasus.portable import native
 from pegasus.settings import Settings

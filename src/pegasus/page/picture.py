@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from pegasus.models import MemoryEdge
+from pegasus.models.views import MemoryEdge
 
 WIDTH, HEIGHT = 640, 440
 RADIUS = 160

@@ -15,7 +15,7 @@ from pegasus.centring import centre
 from pegasus.centring import load as load_centre
 from pegasus.embed import Embedder, stored_vector, unpack_vector
 from pegasus.lifecycle import read_log_entry
-from pegasus.models import FiredNode, Recall
+from pegasus.models.recall import FiredNode, Recall
 from pegasus.recall.budget import Reached, co_episode_bonus, fire
 from pegasus.recall.history import asks_about_past
 from pegasus.recall.rank import Candidate, Weights, choose, graph_scores, score

@@ -18,7 +18,7 @@ from datetime import datetime
 
 import numpy as np
 
-from pegasus.models import ShownSnippet
+from pegasus.models.recall import ShownSnippet
 from pegasus.recall.render import RelationLine
 from pegasus.text import fold
 

@@ -40,22 +40,16 @@ from pegasus.errors import (
 )
 from pegasus.lifecycle import next_daily_run
 from pegasus.memory import Memory
-from pegasus.models import (
-    MEMORY_STATES,
+from pegasus.models.batch import ExtractionBatch, Turn, describe_validation_error
+from pegasus.models.reports import (
     CommitReport,
     Correction,
     DecayReport,
-    EntityView,
-    ExtractionBatch,
     ForgetReport,
     ImportReport,
-    MemoryEdge,
-    MemoryHistory,
-    MergeRecord,
-    Turn,
     UndoResult,
-    describe_validation_error,
 )
+from pegasus.models.views import MEMORY_STATES, EntityView, MemoryEdge, MemoryHistory, MergeRecord
 from pegasus.serve.anthropic import router as anthropic_router
 from pegasus.serve.auth import KeyRing, load_keys
 from pegasus.serve.conversations import Conversations

@@ -33,7 +33,7 @@ from pegasus.errors import (
     PegasusError,
 )
 from pegasus.memory import Memory
-from pegasus.models import MemoryEdge
+from pegasus.models.views import MemoryEdge
 from pegasus.page.picture import neighbourhood
 from pegasus.serve.session import (
     COOKIE,

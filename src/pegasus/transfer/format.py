@@ -27,7 +27,7 @@ from pydantic import (
     model_validator,
 )
 
-from pegasus.models import (
+from pegasus.models.batch import (
     INT64_MAX,
     INT64_MIN,
     MAX_ALIASES,

@@ -28,7 +28,8 @@ from pegasus.commit import KIND_LABELS, write_keys
 from pegasus.embed import Embedder, pack_vector
 from pegasus.errors import ErasureInProgressError, InvalidExportError, PartitionNotEmptyError
 from pegasus.merge.rules import StoredEntity
-from pegasus.models import ImportReport, describe_validation_error
+from pegasus.models.batch import describe_validation_error
+from pegasus.models.reports import ImportReport
 from pegasus.snippets import sync_sightings, user_key
 from pegasus.store import Store, run
 from pegasus.transfer.format import (
