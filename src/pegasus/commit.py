@@ -1,9 +1,12 @@
-"""Commit one conversation's batch in one write transaction (design §5–§6).
+"""The commit driver (design §5–§6): one conversation's batch, reviewed outside the write
+transaction, then written in one.
 
-Inside the transaction: lock the user's partition, read its snapshot, clean the batch, let the
-pure planner (`merge.planner`) decide merges and edges, and write its `CommitPlan` through
-`cypher/write/*` (`write_plan`). Any exception aborts the transaction and leaves the graph as it
-was. The review pass runs the same planning in a read transaction and asks the reviewer.
+A round is a review pass (a read transaction: clean the batch, let the pure planner
+(`merge.planner`) resolve merges, ask the reviewer what it must, warm the embedder) and a write
+pass (one write transaction under the partition lock: apply the batch's forget requests, resolve
+again with the reviewer's answers, write the `CommitPlan` through `cypher/write/*`). The write
+never calls the LLM; any exception in it aborts it and leaves the graph as it was. What every
+writer shares (the lock, keys, reinforcement) is the write library, `pegasus.write`.
 """
 
 from __future__ import annotations
@@ -13,20 +16,12 @@ import json
 import logging
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any
 
 from neo4j import ManagedTransaction
 
-from pegasus import vocab
-from pegasus.centring import centre
-from pegasus.centring import load as load_centre
-from pegasus.embed import Embedder, pack_vector
-from pegasus.errors import (
-    ConversationConflictError,
-    ErasureInProgressError,
-    ExtractionError,
-    ImportInProgressError,
-)
+from pegasus.embed import Embedder
+from pegasus.errors import ConversationConflictError, ExtractionError, PegasusError
 from pegasus.extract.clean import clean_batch, user_text
 from pegasus.merge.plan import StoredEdge
 from pegasus.merge.planner import (
@@ -40,23 +35,22 @@ from pegasus.merge.planner import (
     resolve,
 )
 from pegasus.merge.review import CandidateContext, Reviewer
-from pegasus.merge.rules import StoredEntity
 from pegasus.merge.snapshots import Advance, Snapshots, Token
 from pegasus.models.batch import ExtractionBatch
 from pegasus.models.reports import CommitReport
+from pegasus.ownership.forget import forget_staged
+from pegasus.ownership.requests import Applied, apply_requests
 from pegasus.settings import Settings
 from pegasus.snippets import write_snippets
-from pegasus.store import run
+from pegasus.store import Store, run
 from pegasus.text import fold, label_phrase
-
-if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    from pegasus.ownership.requests import Applied
+from pegasus.write.keys import drop_stale_keys, write_keys
+from pegasus.write.partition import entity_row, lock_partition, partition_entities
+from pegasus.write.reinforce import reinforce
 
 log = logging.getLogger(__name__)
-
-KIND_LABELS = vocab.KIND_LABELS
+# A partition that keeps moving under a commit's review is given up after this many rounds.
+REVIEW_ROUNDS = 3
 
 
 def batch_hash(batch: ExtractionBatch, transcript: Any) -> str:
@@ -65,8 +59,10 @@ def batch_hash(batch: ExtractionBatch, transcript: Any) -> str:
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
 
 
-@dataclass
+@dataclass(frozen=True)
 class CommitJob:
+    """One commit's inputs."""
+
     settings: Settings
     embedder: Embedder
     user_id: str
@@ -75,24 +71,27 @@ class CommitJob:
     at: datetime
     transcript: Any = None
     reviewer: Reviewer | None = None
-    review_cache: dict[ReviewKey, ReviewAnswer] = field(default_factory=dict)
-    snapshots: Snapshots = field(default_factory=lambda: Snapshots(0))
-    # Set by the write phase: what to fold into `snapshots` once the transaction committed.
-    advance: Advance | None = None
-    # Set by the review phase: its finished resolution and the partition token it saw. The
-    # write reuses it when the token under the lock is the same (nothing changed in between).
-    reviewed: tuple[Token, Resolution] | None = None
-    # "review": a read-only pass that asks the reviewer and embeds, outside any write
-    # transaction; "write": the transaction itself, which never calls the LLM (design §6).
-    phase: Literal["review", "write"] = "write"
-    # The batch's forget requests, applied by the write phase in its own transaction (design
-    # §10), and what they did once applied. Given by the caller: the ownership functions that
-    # apply them build on this module.
-    forget: Callable[[ManagedTransaction], Applied] | None = None
-    applied: Applied | None = None
-    # Requests the write found unasked (the partition moved, or forgetting changed it): the
-    # next review pass asks them first.
+
+
+@dataclass
+class Review:
+    """What a commit's review passes learnt, carried from round to round: the reviewer's
+    answers, the requests the write found unasked (asked first next time), and the last
+    resolution with the partition token it saw (the write reuses it while the token holds)."""
+
+    answers: dict[ReviewKey, ReviewAnswer] = field(default_factory=dict)
     unasked: list[ReviewRequest] = field(default_factory=list)
+    reviewed: tuple[Token, Resolution] | None = None
+
+
+@dataclass(frozen=True)
+class Written:
+    """What the write pass did: its report, how the kept partition moves, what the batch's
+    forget requests did (None when it had none)."""
+
+    report: CommitReport
+    advance: Advance | None = None
+    applied: Applied | None = None
 
 
 class ReviewNeeded(Exception):  # noqa: N818 - a signal, not an error
@@ -103,63 +102,123 @@ class ReviewNeeded(Exception):  # noqa: N818 - a signal, not an error
         self.requests = requests
 
 
-def _entity(r: dict[str, Any]) -> StoredEntity:
-    return StoredEntity(
-        id=r["id"], name=r["name"], kind=r["kind"], aliases=list(r["aliases"]),
-        is_self=r["is_self"], confidence=r["confidence"] or 0.0,
-        provisional=r["provisional"], properties=dict(r["properties"]),
-        conversations=list(r["conversations"]),
+def commit(store: Store, job: CommitJob, snapshots: Snapshots) -> CommitReport:
+    """Review, then write, one batch; again while the partition moves under the review."""
+    review = Review()
+    for _ in range(REVIEW_ROUNDS):
+        reviewed = store.read(lambda tx: review_pass(tx, job, snapshots, review))
+        if reviewed.skipped:
+            return reviewed
+        try:
+            written = store.write(lambda tx: write_pass(tx, job, snapshots, review))
+        except ReviewNeeded as exc:
+            log.info("a partition moved during review; reviewing again")
+            review.unasked = exc.requests
+            continue
+        if written.advance is not None:  # written: the kept partition moves with it
+            snapshots.advance(written.advance)
+        report = written.report
+        if written.applied is not None:
+            applied = written.applied
+            report.forgotten, report.retracted = applied.forgotten, applied.retracted
+            report.notes += applied.notes
+            if applied.forms:
+                forget_staged(job.settings.home, job.user_id, None, applied.forms)
+        return report
+    raise PegasusError(f"the memory of {job.user_id!r} kept changing while this commit's merges "
+                       "were reviewed; nothing was written, try again")
+
+
+def review_pass(tx: ManagedTransaction, job: CommitJob, snapshots: Snapshots,
+                review: Review) -> CommitReport:
+    """In a read transaction: resolve the batch, asking the reviewer until no answer is
+    missing, and embed what the write will need; nothing is written."""
+    partition = run(tx, "read/partition_state", user_id=job.user_id)
+    self_id = partition[0]["self_id"] if partition else None
+    token = (partition[0]["epoch"], partition[0]["version"]) if partition else None
+    skipped = _committed_before(tx, job, batch_hash(job.batch, job.transcript))
+    if skipped is not None:
+        return skipped
+    for request in review.unasked:
+        review.answers[request.key] = _ask(tx, job, request)
+    review.unasked = []
+    resolution = _resolve(tx, job, snapshots, review, self_id, token)
+    # Each answer may change later decisions in the batch: resolve again until none is missing.
+    while resolution.requests:
+        for request in resolution.requests:
+            review.answers[request.key] = _ask(tx, job, request)
+        resolution = _resolve(tx, job, snapshots, review, self_id, token)
+    review.reviewed = (token, resolution) if token is not None else None
+    # Warm the embedder's cache, so the write transaction does not wait for the model.
+    job.embedder.embed(list(dict.fromkeys(
+        [fold(f) for e in resolution.touched for f in [e.name, *e.aliases]]
+        + [label_phrase(r.relation.label) for r in resolution.relations]
+        + [r.relation.snippet for r in resolution.relations])))
+    return resolution.report
+
+
+def write_pass(tx: ManagedTransaction, job: CommitJob, snapshots: Snapshots,
+               review: Review) -> Written:
+    """The write transaction, holding the user's partition lock; never asks the reviewer
+    (ReviewNeeded when a pair it did not ask about turns up)."""
+    user_id = job.user_id
+    state = lock_partition(tx, user_id, job.at)
+    self_id = state["self_id"]
+    token = (state["epoch"], state["version"])
+    digest = batch_hash(job.batch, job.transcript)
+    skipped = _committed_before(tx, job, digest)
+    if skipped is not None:
+        return Written(skipped)
+    applied = None
+    if job.batch.forget:
+        # Forgetting first, in this transaction: what the batch says anew is kept, and a
+        # commit that fails later forgets nothing. The partition changed: read its token again.
+        applied = apply_requests(tx, user_id, job.batch.forget, job.at)
+        partition = run(tx, "read/partition_state", user_id=user_id)
+        token = (partition[0]["epoch"], partition[0]["version"])
+    if review.reviewed is not None and review.reviewed[0] == token:
+        resolution = review.reviewed[1]
+    else:
+        resolution = _resolve(tx, job, snapshots, review, self_id, token)
+    if resolution.requests:
+        raise ReviewNeeded(resolution.requests)
+    plan = plan_commit(resolution, stored_edges(tx, user_id, resolution), job.settings, digest)
+    version = write_plan(tx, job.embedder, job.settings, plan)
+    return Written(plan.report, Advance(user_id, token, (token[0], version), resolution.pool,
+                                        job.at), applied)
+
+
+def _committed_before(tx: ManagedTransaction, job: CommitJob, digest: str
+                      ) -> CommitReport | None:
+    """The skip report when this very batch was committed before; a conflict when the
+    conversation was committed with other content; None when it was not committed."""
+    state = run(tx, "read/conversation_state", user_id=job.user_id,
+                conversation_id=job.conversation_id)[0]
+    if state["batch_hash"] is None:
+        return None
+    if state["batch_hash"] == digest:
+        return CommitReport(user_id=job.user_id, conversation_id=job.conversation_id,
+                            skipped=True, notes=["already committed; nothing changed"])
+    raise ConversationConflictError(
+        f"conversation {job.conversation_id!r} was already committed with other content; "
+        "commit new material under a new conversation id"
     )
 
 
-def stored_entities(tx: ManagedTransaction, user_id: str,
-                    ids: list[str] | None = None) -> list[StoredEntity]:
-    """The user's entities as merge sees them: all, oldest first, or those with these ids."""
-    return [_entity(r) for r in run(tx, "read/partition_entities", user_id=user_id, ids=ids)]
-
-
-def _partition(tx: ManagedTransaction, user_id: str
-               ) -> tuple[list[StoredEntity], datetime | None]:
-    """All of the user's entities, and when the newest was made (for `Snapshots`)."""
-    rows = run(tx, "read/partition_entities", user_id=user_id, ids=None)
-    made = [r["created_at"].to_native() for r in rows if r["created_at"] is not None]
-    return [_entity(r) for r in rows], max(made, default=None)
-
-
-def entity_key_id(entity_id: str, text: str) -> str:
-    return f"e:{entity_id}:{fold(text)}"
-
-
-def relation_key_id(label: str) -> str:
-    return f"r:{label}"
-
-
-def entity_row(entity: StoredEntity) -> dict[str, Any]:
-    """An entity as `write/create_entities` and `write/update_entities` take it."""
-    props: dict[str, Any] = {
-        "name": entity.name, "kind": entity.kind, "aliases": entity.aliases,
-        "confidence": entity.confidence, "conversations": entity.conversations,
-        "provisional": entity.provisional, "is_self": entity.is_self,
-    }
-    props.update({f"p_{k}": v for k, v in entity.properties.items()})
-    return {"id": entity.id, "kind_label": KIND_LABELS[entity.kind], "props": props}
-
-
-def lock_partition(tx: ManagedTransaction, user_id: str, now: datetime) -> dict[str, Any]:
-    """Take the user's partition lock for this transaction (every writer does, design §6);
-    refused while the user's whole memory is being forgotten (design §10)."""
-    state = run(tx, "write/lock_partition", user_id=user_id, now=now)[0]
-    if state["erasing_since"] is not None:
-        raise ErasureInProgressError(
-            f"the memory of {user_id!r} is being forgotten (since "
-            f"{state['erasing_since'].iso_format()[:19]}); nothing was written. If that erasure "
-            "was interrupted, run `pegasus forget --everything` for this user again")
-    if state["importing_since"] is not None:
-        raise ImportInProgressError(
-            f"a memory is being imported for {user_id!r} (since "
-            f"{state['importing_since'].iso_format()[:19]}); nothing was written. If that import "
-            "was interrupted, run `pegasus import --replace` for this user again")
-    return state
+def _resolve(tx: ManagedTransaction, job: CommitJob, snapshots: Snapshots, review: Review,
+             self_id: str | None, token: Token | None) -> Resolution:
+    """Clean the batch and resolve it against the partition at `token`, with the answers so far."""
+    settings = job.settings
+    with snapshots.use(job.user_id, token,
+                       lambda: partition_entities(tx, job.user_id)) as entities:
+        snapshot = Snapshot(job.user_id, job.conversation_id, job.at, self_id, entities)
+        clean = clean_batch(
+            job.batch, known=lambda name: bool(entities.with_form(fold(name))),
+            transcript=job.transcript, provisional_confidence=settings.provisional_confidence,
+            max_entities=settings.max_batch_entities,
+            max_relations=settings.max_batch_relations,
+        )
+        return resolve(snapshot, clean, settings, review.answers, job.reviewer is not None)
 
 
 def _ask(tx: ManagedTransaction, job: CommitJob, request: ReviewRequest) -> ReviewAnswer:
@@ -177,80 +236,6 @@ def _ask(tx: ManagedTransaction, job: CommitJob, request: ReviewRequest) -> Revi
                                                   user_text(job.transcript) or ""))
     except ExtractionError as exc:  # an unusable answer is an answer too: not re-asked
         return exc
-
-
-def commit_in_tx(tx: ManagedTransaction, job: CommitJob) -> CommitReport:
-    """The whole commit. In the "write" phase it runs inside one managed write transaction,
-    holding the user's partition lock; the "review" phase runs the same planning in a read
-    transaction, asking the reviewer and embedding, and stops before any write."""
-    settings, user_id = job.settings, job.user_id
-    if job.phase == "write":
-        partition = [lock_partition(tx, user_id, job.at)]
-    else:
-        partition = run(tx, "read/partition_state", user_id=user_id)
-    self_id = partition[0]["self_id"] if partition else None
-    token = (partition[0]["epoch"], partition[0]["version"]) if partition else None
-    digest = batch_hash(job.batch, job.transcript)
-    state = run(tx, "read/conversation_state", user_id=user_id,
-                conversation_id=job.conversation_id)[0]
-    if state["batch_hash"] is not None:
-        if state["batch_hash"] == digest:
-            return CommitReport(user_id=user_id, conversation_id=job.conversation_id,
-                                skipped=True, notes=["already committed; nothing changed"])
-        raise ConversationConflictError(
-            f"conversation {job.conversation_id!r} was already committed with other content; "
-            "commit new material under a new conversation id"
-        )
-
-    if job.phase == "write" and job.forget is not None:
-        # Forgetting first, in this transaction: what the batch says anew is kept, and a
-        # commit that fails later forgets nothing. The partition changed: read its token again.
-        job.applied = job.forget(tx)
-        partition = run(tx, "read/partition_state", user_id=user_id)
-        token = (partition[0]["epoch"], partition[0]["version"])
-    reviewing = job.reviewer is not None
-
-    def planned() -> Resolution:
-        with job.snapshots.use(user_id, token, lambda: _partition(tx, user_id)) as entities:
-            snapshot = Snapshot(user_id, job.conversation_id, job.at, self_id, entities)
-            clean = clean_batch(
-                job.batch, known=lambda name: bool(entities.with_form(fold(name))),
-                transcript=job.transcript, provisional_confidence=settings.provisional_confidence,
-                max_entities=settings.max_batch_entities,
-                max_relations=settings.max_batch_relations,
-            )
-            return resolve(snapshot, clean, settings, job.review_cache, reviewing)
-
-    if job.phase == "review" and job.unasked:
-        for request in job.unasked:
-            job.review_cache[request.key] = _ask(tx, job, request)
-        job.unasked = []
-    if job.phase == "write" and token is not None and job.reviewed is not None \
-            and job.reviewed[0] == token:
-        resolution = job.reviewed[1]
-    else:
-        resolution = planned()
-    # Each answer may change later decisions in the batch: resolve again until none is missing.
-    while resolution.requests:
-        if job.phase == "write":
-            raise ReviewNeeded(resolution.requests)
-        for request in resolution.requests:
-            job.review_cache[request.key] = _ask(tx, job, request)
-        resolution = planned()
-    if job.phase == "review":
-        job.reviewed = (token, resolution) if token is not None else None
-        # Warm the embedder's cache, so the write transaction does not wait for the model.
-        job.embedder.embed(list(dict.fromkeys(
-            [fold(f) for e in resolution.touched for f in [e.name, *e.aliases]]
-            + [label_phrase(r.relation.label) for r in resolution.relations]
-            + [r.relation.snippet for r in resolution.relations])))
-        return resolution.report
-
-    plan = plan_commit(resolution, stored_edges(tx, user_id, resolution), settings, digest)
-    version = write_plan(tx, job.embedder, settings, plan)
-    job.advance = Advance(user_id, token, (token[0], version) if token else None,
-                          resolution.pool, job.at)
-    return plan.report
 
 
 def _edges(rows: list[dict[str, Any]]) -> list[StoredEdge]:
@@ -314,53 +299,3 @@ def write_plan(tx: ManagedTransaction, embedder: Embedder, settings: Settings,
     drop_stale_keys(tx, user_id, plan.lost_forms, plan.lost_labels)
     return run(tx, "write/partition_stats", user_id=user_id, now=now,
                self_id=plan.self_id)[0]["version"]
-
-
-def drop_stale_keys(tx: ManagedTransaction, user_id: str, lost_forms: dict[str, list[str]],
-                    lost_labels: set[str]) -> None:
-    """Drop the keys of forms entities lost and of labels no current edge has (design §2)."""
-    key_ids = [entity_key_id(entity_id, form) for entity_id, forms in lost_forms.items()
-               for form in forms] + [relation_key_id(label) for label in sorted(lost_labels)]
-    if key_ids:
-        run(tx, "write/drop_stale_keys", user_id=user_id, key_ids=key_ids)
-
-
-def reinforce(tx: ManagedTransaction, settings: Settings, user_id: str,
-              rows: list[dict[str, str]], now: datetime) -> int:
-    """Apply the +bump reinforcement to edges given as {source_id, target_id, edge_id} (a
-    target of None: looked for among the source's edges)."""
-    result = run(tx, "write/reinforce", user_id=user_id, rows=rows, now=now,
-                 lambdas=settings.decay_lambdas, bump=settings.reinforce_bump,
-                 max_strength=settings.max_strength)
-    return result[0]["reinforced"] if result else 0
-
-
-def write_keys(tx: ManagedTransaction, embedder: Embedder, user_id: str, now: datetime,
-               entities: list[StoredEntity], labels: set[str]) -> None:
-    """Keys for the touched entities' names and aliases, and for relation labels in use."""
-    wanted: dict[str, dict[str, Any]] = {}
-    for entity in entities:
-        for text in [entity.name, *entity.aliases]:
-            key_id = entity_key_id(entity.id, text)
-            wanted[key_id] = {"id": key_id, "text": text, "kind": "entity",
-                              "entity_id": entity.id, "label": None, "phrase": fold(text)}
-    for label in labels:
-        key_id = relation_key_id(label)
-        wanted[key_id] = {"id": key_id, "text": label, "kind": "relation", "entity_id": None,
-                          "label": label, "phrase": label_phrase(label)}
-    if not wanted:
-        return
-    existing = {r["id"] for r in run(tx, "read/key_ids", user_id=user_id, ids=list(wanted))}
-    fresh = [row for key_id, row in wanted.items() if key_id not in existing]
-    vectors = embedder.embed([row["phrase"] for row in fresh])
-    mean, centre_id = load_centre(embedder.model_name, embedder.dimensions)
-    rows = [
-        {**{k: v for k, v in row.items() if k != "phrase"}, "centred": c.tolist(),
-         "packed": pack_vector(vector)}
-        for row, vector, c in zip(fresh, vectors, centre(vectors, mean), strict=True)
-    ]
-    # Keys that already exist keep their embedding; their text/ownership is refreshed.
-    rows += [{**{k: v for k, v in row.items() if k != "phrase"}, "centred": None,
-              "packed": None}
-             for key_id, row in wanted.items() if key_id in existing]
-    run(tx, "write/upsert_keys", user_id=user_id, now=now, rows=rows, centre_id=centre_id)

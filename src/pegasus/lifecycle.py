@@ -9,22 +9,11 @@ from typing import Any
 
 from neo4j import ManagedTransaction
 
-from pegasus.commit import reinforce
 from pegasus.models.reports import DecayReport
+from pegasus.recall.read_log import read_log_row
 from pegasus.settings import Settings
 from pegasus.store import Store, run
-
-
-def read_log_entry(source_id: str, edge_id: str, target_id: str) -> str:
-    """One edge in a conversation's read log: "source/edge/target"."""
-    return f"{source_id}/{edge_id}/{target_id}"
-
-
-def read_log_row(entry: str) -> dict[str, str | None]:
-    """A read-log entry as a reinforce row; entries logged before targets were ("source/edge")
-    have no target."""
-    source_id, edge_id, *target = entry.split("/", 2)
-    return {"source_id": source_id, "edge_id": edge_id, "target_id": target[0] if target else None}
+from pegasus.write.reinforce import reinforce
 
 
 def close_in_tx(tx: ManagedTransaction, settings: Settings, user_id: str, conversation_id: str,

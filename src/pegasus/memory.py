@@ -16,7 +16,7 @@ from langchain_core.language_models import BaseChatModel
 from pydantic import ValidationError
 
 from pegasus.clock import aware
-from pegasus.commit import CommitJob, ReviewNeeded, commit_in_tx
+from pegasus.commit import CommitJob, commit
 from pegasus.embed import Embedder
 from pegasus.errors import InvalidBatchError, NotFoundError, PegasusError, TooLargeError
 from pegasus.lifecycle import (
@@ -43,7 +43,6 @@ from pegasus.models.reports import (
 )
 from pegasus.models.views import EntityView, MemoryEdge, MemoryHistory, MergeRecord
 from pegasus.ownership.forget import forget_staged
-from pegasus.ownership.requests import Applied, apply_requests
 from pegasus.recall.engine import Explained, RecallEngine, RecallParams
 from pegasus.settings import Settings
 from pegasus.snippets import backfill_sightings
@@ -51,7 +50,6 @@ from pegasus.store import Store
 from pegasus.vectors import keep_current
 
 log = logging.getLogger(__name__)
-REVIEW_ROUNDS = 3
 
 
 def _check_id(kind: str, value: str) -> str:
@@ -179,46 +177,12 @@ class Memory:
             except ValidationError as exc:
                 raise InvalidBatchError(
                     f"not an extraction batch: {describe_validation_error(exc)}") from exc
-        now = aware(at)
-        forget = None
-        if batch.forget:
-            # Applied in the write transaction itself (a failed commit forgets nothing); a
-            # commit repeated after it landed is skipped before them and applies none again.
-            requests = batch.forget
-
-            def forget(tx: neo4j.ManagedTransaction) -> Applied:
-                return apply_requests(tx, user_id, requests, now)
         job = CommitJob(
             settings=self.settings, embedder=self.embedder, user_id=user_id,
-            conversation_id=conversation_id, batch=batch, at=now, transcript=transcript,
-            reviewer=self.reviewer, snapshots=self.snapshots, forget=forget,
+            conversation_id=conversation_id, batch=batch, at=aware(at), transcript=transcript,
+            reviewer=self.reviewer,
         )
-        # Resolve and review first, outside the write transaction (the LLM may take minutes);
-        # the transaction then resolves again under the partition lock with the cached answers.
-        # If the partition moved in between and a new pair needs review, review again.
-        for _ in range(REVIEW_ROUNDS):
-            job.phase = "review"
-            reviewed = self.store.read(lambda tx: commit_in_tx(tx, job))
-            if reviewed.skipped:
-                return reviewed
-            job.phase, job.advance, job.applied = "write", None, None
-            try:
-                report = self.store.write(lambda tx: commit_in_tx(tx, job))
-            except ReviewNeeded as exc:
-                log.info("a partition moved during review; reviewing again")
-                job.unasked = exc.requests
-                continue
-            if job.advance is not None:  # written: the kept partition moves with it
-                self.snapshots.advance(job.advance)
-            if job.applied is not None:
-                applied = job.applied
-                report.forgotten, report.retracted = applied.forgotten, applied.retracted
-                report.notes += applied.notes
-                if applied.forms:
-                    forget_staged(self.settings.home, user_id, None, applied.forms)
-            return report
-        raise PegasusError(f"the memory of {user_id!r} kept changing while this commit's merges "
-                           "were reviewed; nothing was written, try again")
+        return commit(self.store, job, self.snapshots)
 
     def recall(
         self,
@@ -578,7 +542,7 @@ class Memory:
     def forget_entity(self, user_id: str, entity: str, at: datetime | None = None
                       ) -> ForgetReport:
         """Erase one entity and all its memories; conversations lose what names it."""
-        from pegasus.ownership.forget import forget_entity, forget_staged
+        from pegasus.ownership.forget import forget_entity
 
         _check_id("user_id", user_id)
         now = aware(at)
@@ -590,7 +554,7 @@ class Memory:
     def forget_conversation(self, user_id: str, conversation_id: str,
                             at: datetime | None = None) -> ForgetReport:
         """Erase one conversation: what only it taught, its sightings, its record and turns."""
-        from pegasus.ownership.forget import forget_conversation, forget_staged
+        from pegasus.ownership.forget import forget_conversation
 
         _check_id("user_id", user_id)
         _check_id("conversation_id", conversation_id)

@@ -4,6 +4,9 @@ import circle (memory ↔ ownership/requests ↔ transfer/importer, #35)."""
 from __future__ import annotations
 
 import ast
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pegasus
@@ -41,3 +44,20 @@ def test_the_check_sees_an_import_of_the_facade(tmp_path):
         assert imports_memory(tmp_path / "m.py"), text
     (tmp_path / "m.py").write_text("from pegasus.models.views import MemoryEdge\n")
     assert not imports_memory(tmp_path / "m.py")
+
+
+# The write path: the commit driver, the write library and the stages that write.
+WRITE_PATH = ("pegasus.commit", "pegasus.write", "pegasus.lifecycle", "pegasus.merge",
+              "pegasus.extract", "pegasus.ownership", "pegasus.transfer")
+
+
+def test_recall_does_not_load_the_write_path():
+    """Importing recall loads no module of the write path (a fresh interpreter's sys.modules)."""
+    code = ("import sys, pkgutil, importlib, pegasus.recall as r\n"
+            "for m in pkgutil.iter_modules(r.__path__): importlib.import_module(f'pegasus.recall.{m.name}')\n"
+            "print('\\n'.join(sorted(m for m in sys.modules if m.startswith('pegasus'))))")
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            check=True, env={**os.environ, "PYTHONPATH": str(ROOT.parent)}
+                            ).stdout.split()
+    assert "pegasus.recall.engine" in loaded
+    assert [m for m in loaded if m.startswith(WRITE_PATH)] == []

@@ -1,10 +1,10 @@
 """The closed vocabularies live in pegasus.vocab only; everything else derives from them."""
 
 from pegasus import vocab
-from pegasus.commit import KIND_LABELS
 from pegasus.extract import clean
 from pegasus.models.batch import CleanEntity, CleanRelation
 from pegasus.settings import Settings
+from pegasus.vocab import KIND_LABELS
 
 
 def test_every_user_of_a_vocabulary_takes_it_from_vocab():

@@ -13,13 +13,6 @@ from typing import Any
 
 from neo4j import ManagedTransaction
 
-from pegasus.commit import (
-    drop_stale_keys,
-    entity_row,
-    lock_partition,
-    stored_entities,
-    write_keys,
-)
 from pegasus.embed import Embedder
 from pegasus.errors import NotFoundError, PegasusError
 from pegasus.merge.rules import StoredEntity
@@ -28,6 +21,8 @@ from pegasus.portable import decode_props
 from pegasus.snippets import write_snippets
 from pegasus.store import run
 from pegasus.text import fold
+from pegasus.write.keys import drop_stale_keys, write_keys
+from pegasus.write.partition import entity_row, lock_partition, stored_entities
 
 
 def revert_record(survivor: StoredEntity, record: dict[str, Any]) -> set[str]:

@@ -10,13 +10,6 @@ from datetime import datetime
 
 from neo4j import ManagedTransaction
 
-from pegasus.commit import (
-    drop_stale_keys,
-    entity_row,
-    lock_partition,
-    stored_entities,
-    write_keys,
-)
 from pegasus.embed import Embedder
 from pegasus.errors import PegasusError
 from pegasus.merge.rules import StoredEntity
@@ -26,6 +19,8 @@ from pegasus.ownership.refs import entity_name, one_edge, resolve_entity
 from pegasus.portable import encode_props
 from pegasus.store import run
 from pegasus.text import fold
+from pegasus.write.keys import drop_stale_keys, write_keys
+from pegasus.write.partition import entity_row, lock_partition, stored_entities
 
 
 def retract(tx: ManagedTransaction, user_id: str, edge_id: str, now: datetime,

@@ -18,7 +18,6 @@ from typing import Any
 
 from neo4j import ManagedTransaction
 
-from pegasus.commit import drop_stale_keys, entity_row, lock_partition, stored_entities
 from pegasus.embed import Embedder, pack_vector
 from pegasus.errors import PegasusError
 from pegasus.extract.extractor import Staging
@@ -28,6 +27,8 @@ from pegasus.ownership.refs import one_edge, resolve_entity
 from pegasus.settings import Settings
 from pegasus.snippets import sync_sightings
 from pegasus.store import Store, run
+from pegasus.write.keys import drop_stale_keys
+from pegasus.write.partition import entity_row, lock_partition, stored_entities
 
 
 @dataclass

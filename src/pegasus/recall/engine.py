@@ -14,12 +14,11 @@ import numpy as np
 from pegasus.centring import centre
 from pegasus.centring import load as load_centre
 from pegasus.embed import Embedder, stored_vector, unpack_vector
-from pegasus.lifecycle import read_log_entry
 from pegasus.models.recall import FiredNode, Recall
 from pegasus.recall.budget import Reached, co_episode_bonus, fire
 from pegasus.recall.history import asks_about_past
 from pegasus.recall.rank import Candidate, Weights, choose, graph_scores, score
-from pegasus.recall.read_log import Read, ReadLogWriter, write_reads
+from pegasus.recall.read_log import Read, ReadLogWriter, read_log_entry, write_reads
 from pegasus.recall.seeds import KeySet, Seeds, select_seeds, strongest
 from pegasus.settings import Settings
 from pegasus.snippets import keyword_query

@@ -16,6 +16,18 @@ from pegasus.store import Store, run
 log = logging.getLogger(__name__)
 
 
+def read_log_entry(source_id: str, edge_id: str, target_id: str) -> str:
+    """One edge in a conversation's read log: "source/edge/target"."""
+    return f"{source_id}/{edge_id}/{target_id}"
+
+
+def read_log_row(entry: str) -> dict[str, str | None]:
+    """A read-log entry as a reinforce row; entries logged before targets were ("source/edge")
+    have no target."""
+    source_id, edge_id, *target = entry.split("/", 2)
+    return {"source_id": source_id, "edge_id": edge_id, "target_id": target[0] if target else None}
+
+
 @dataclass(frozen=True)
 class Read:
     """One recall's entries for one conversation's read log."""

@@ -24,7 +24,6 @@ from neo4j import ManagedTransaction
 from neo4j.exceptions import Neo4jError
 from pydantic import ValidationError
 
-from pegasus.commit import KIND_LABELS, write_keys
 from pegasus.embed import Embedder, pack_vector
 from pegasus.errors import ErasureInProgressError, InvalidExportError, PartitionNotEmptyError
 from pegasus.merge.rules import StoredEntity
@@ -44,6 +43,8 @@ from pegasus.transfer.format import (
     MemoryRecord,
     MergeRecordRecord,
 )
+from pegasus.vocab import KIND_LABELS
+from pegasus.write.keys import write_keys
 
 BATCH = 500
 ID_BATCH = 5000
