@@ -1,20 +1,36 @@
-"""Shared HTTP pieces of `pegasus serve`: ids, the error body, the API key's user, and how a
-route runs its blocking work."""
+"""Shared HTTP pieces of `pegasus serve`: ids, the error body and how each error maps to a
+status, the API key's user, the memory, and how a route runs its blocking work."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 from fastapi import Depends, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
-from pegasus.errors import Neo4jUnavailableError
+from pegasus.errors import (
+    AmbiguousEntityError,
+    ConfigError,
+    ConversationConflictError,
+    ExtractionError,
+    InvalidBatchError,
+    Neo4jUnavailableError,
+    NotFoundError,
+    PartitionNotEmptyError,
+    PegasusError,
+    TooLargeError,
+)
+from pegasus.models.batch import describe_validation_error
 from pegasus.store import deadline
+
+if TYPE_CHECKING:
+    from pegasus.memory import Memory
 
 T = TypeVar("T")
 
@@ -54,6 +70,39 @@ class Unauthorized(Exception):
     pass
 
 
+_STATUS: list[tuple[type[PegasusError], int, str]] = [
+    (TooLargeError, 413, "too_large_error"),
+    (InvalidBatchError, 422, "invalid_request_error"),
+    (NotFoundError, 404, "not_found_error"),
+    (ConversationConflictError, 409, "conflict_error"),
+    (AmbiguousEntityError, 409, "ambiguous_error"),
+    (PartitionNotEmptyError, 409, "conflict_error"),
+    (ExtractionError, 502, "extraction_error"),
+    (Neo4jUnavailableError, 503, "unavailable_error"),
+    (ConfigError, 503, "configuration_error"),
+    (PegasusError, 400, "invalid_request_error"),
+]
+
+
+async def _unauthorized(request: Request, exc: Unauthorized) -> JSONResponse:
+    return error(401, "missing or unknown API key (send Authorization: Bearer <key>, or x-api-key)",
+                 "authentication_error", {"WWW-Authenticate": "Bearer"})
+
+
+async def _pegasus_error(request: Request, exc: PegasusError) -> JSONResponse:
+    status, kind = next((s, k) for cls, s, k in _STATUS if isinstance(exc, cls))
+    return error(status, str(exc), kind)
+
+
+async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+    return error(422, describe_validation_error(exc), "invalid_request_error")
+
+
+# The app's handlers: every error answers `{"error": {"message", "type"}}` with its status.
+EXCEPTION_HANDLERS: dict[Any, Callable[..., Any]] = {
+    Unauthorized: _unauthorized, PegasusError: _pegasus_error, RequestValidationError: _invalid}
+
+
 _bearer = HTTPBearer(auto_error=False, description="An API key from the server's key map")
 # What Anthropic clients send (ANTHROPIC_API_KEY); ANTHROPIC_AUTH_TOKEN comes as the bearer.
 _x_api_key = APIKeyHeader(name="x-api-key", auto_error=False,
@@ -74,6 +123,11 @@ def current_user(request: Request,
 
 
 User = Annotated[str, Depends(current_user)]
+
+
+def memory_of(request: Request) -> Memory:
+    """The app's Memory (one per app: `create_app`)."""
+    return request.app.state.memory
 
 
 async def in_thread(request: Request, fn: Callable[..., T], *args: Any, bounded: bool = True

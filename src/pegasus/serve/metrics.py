@@ -1,6 +1,6 @@
-"""Health and metrics of `pegasus serve`: /healthz (alive), /readyz (Neo4j answers, the schema
-is migrated, the model is loaded; and whether extraction is on), /metrics (Prometheus text
-format, prometheus-client).
+"""Health and metrics of `pegasus serve`, as its /healthz, /readyz and /metrics (serve/health.py)
+answer them: readiness parts, whether extraction is on, the Prometheus registry
+(prometheus-client).
 
 Neither health nor metrics asks for an API key: probes and scrapers carry none, and nothing
 here names a user or holds their words (routes are labelled by their template, never a path).
@@ -15,11 +15,8 @@ import asyncio
 import time
 from typing import Any
 
-from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse, Response
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram
+from prometheus_client import CollectorRegistry, Counter, Histogram
 from prometheus_client.core import GaugeMetricFamily
-from prometheus_client.exposition import generate_latest
 from starlette.concurrency import run_in_threadpool
 
 from pegasus import cypher
@@ -221,32 +218,3 @@ class _ServiceState:
             yield GaugeMetricFamily("pegasus_last_decay_timestamp_seconds",
                                     "When the daily decay pass last finished, on any replica "
                                     "(Unix time)", value=row["last_decay"])
-
-
-def add_routes(app: FastAPI) -> None:
-    """/healthz, /readyz and /metrics."""
-
-    @app.get("/healthz", tags=["health"], summary="The process is alive")
-    async def healthz() -> dict[str, str]:
-        return {"status": "ok"}
-
-    @app.get("/readyz", tags=["health"], summary="Neo4j answers, the schema is migrated, the "
-                                                  "model is loaded (503 otherwise)")
-    async def readyz(request: Request) -> JSONResponse:
-        from pegasus.embed import model_loaded
-
-        health: Health = request.app.state.health
-        await health.fresh()
-        parts = dict(health.parts or {})
-        parts["model"] = ("ok" if model_loaded(request.app.state.memory.settings.embedding_model)
-                          else "not loaded")
-        ready = all(v == "ok" for v in parts.values())
-        return JSONResponse({"status": "ready" if ready else "not ready", **parts,
-                             **extraction_state(request.app.state.memory)},
-                            status_code=200 if ready else 503)
-
-    @app.get("/metrics", tags=["health"], summary="Prometheus metrics", response_class=Response)
-    async def metrics(request: Request) -> Response:
-        await request.app.state.health.fresh()
-        return Response(generate_latest(request.app.state.metrics.registry),
-                        media_type=CONTENT_TYPE_LATEST)
