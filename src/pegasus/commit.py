@@ -45,6 +45,7 @@ from pegasus.snippets import write_snippets
 from pegasus.store import Store, run
 from pegasus.text import fold, label_phrase
 from pegasus.write.keys import drop_stale_keys, write_keys
+from pegasus.write.merge_records import write_merge_records
 from pegasus.write.partition import entity_row, lock_partition, partition_entities
 from pegasus.write.reinforce import reinforce
 
@@ -287,9 +288,7 @@ def write_plan(tx: ManagedTransaction, embedder: Embedder, settings: Settings,
         *({"source_id": row["source_id"], "target_id": row["target_id"],
            "edge_id": row["edge_id"]} for row in edges.sightings),
     ])
-    if plan.merge_records:
-        run(tx, "write/merge_records", user_id=user_id, now=now,
-            rows=[{"id": r.id, "props": r.props} for r in plan.merge_records])
+    write_merge_records(tx, user_id, now, [(r.id, r.fields) for r in plan.merge_records])
     conversation = plan.conversation
     run(tx, "write/commit_conversation", user_id=user_id, conversation_id=plan.conversation_id,
         now=now, summary=conversation.summary, importance=conversation.importance,

@@ -48,6 +48,7 @@ from pegasus.settings import Settings
 from pegasus.snippets import backfill_sightings
 from pegasus.store import Store
 from pegasus.vectors import keep_current
+from pegasus.write.merge_records import merge_records, upgrade_stored
 
 log = logging.getLogger(__name__)
 
@@ -151,13 +152,16 @@ class Memory:
         """Apply pending schema migrations; the file names applied. Then stored vectors that
         are not the running embedder's are embedded again (`vectors.keep_current`), and the
         words of earlier sightings that a migration marked are embedded
-        (`snippets.backfill_sightings`)."""
+        (`snippets.backfill_sightings`), and the merge records V0011 marked are rewritten in
+        the one shape (`write.merge_records.upgrade_stored`)."""
         applied = self.store.migrate()
         if done := keep_current(self.store, self.embedder):
             log.info("embedded %d keys and snippets again with %s", done,
                      self.settings.embedding_runtime)
         if done := backfill_sightings(self.store, self.embedder):
             log.info("indexed the sightings' words of %d memories", done)
+        if done := upgrade_stored(self.store):
+            log.info("rewrote %d merge records in the one shape", done)
         return applied
 
     def commit(
@@ -445,8 +449,8 @@ class Memory:
         _check_id("user_id", user_id)
         statuses = ["flagged", *(["pending"] if include_pending else []),
                     *(["merged"] if include_merged else [])]
-        return [MergeRecord(**r) for r in self.store.query("read/merge_records", user_id=user_id,
-                                                            statuses=statuses)]
+        return [MergeRecord(id=record_id, **fields.model_dump(include=set(MergeRecord.model_fields)))
+                for record_id, fields in merge_records(self.store, user_id, statuses)]
 
     # --- the person's control over their memory (design §10) ---------------------------------
 

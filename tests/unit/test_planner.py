@@ -63,8 +63,10 @@ def test_an_alias_merges_into_the_stored_node_with_an_undoable_record():
     assert [(m.name, m.into, m.rule) for m in out.report.merged] == [
         ("Sarah", "Sarah Kim", "alias")]
     [record] = out.merge_records
-    assert record.props["status"] == "merged" and record.props["survivor_id"] == "sarah"
-    assert record.props["edge_ids"] == [out.edges.create[0]["props"]["id"]]
+    assert record.fields.status == "merged" and record.fields.survivor_id == "sarah"
+    assert record.fields.edge_ids == [out.edges.create[0]["props"]["id"]]
+    assert record.fields.absorbed.conversations == ["c9"]
+    assert (record.fields.before.name, record.fields.before.aliases) == ("Sarah Kim", ["Sarah"])
     assert list(snap.entities) == before, "the snapshot is not changed by planning"
 
 
@@ -90,7 +92,7 @@ def test_a_look_alike_without_a_reviewer_is_a_new_node_left_pending():
                clean([{"name": "Sara Kim", "kind": "PERSON"}], [rel("User", "KNOWS", "Sara Kim")]))
     assert [e.name for e in out.create_entities] == ["Sara Kim"]
     [pending] = out.pending_reviews
-    assert pending.props["candidate_ids"] == ["sarah"] and pending.props["edge_ids"] == []
+    assert pending.fields.candidate_ids == ["sarah"] and pending.fields.edge_ids == []
 
 
 def test_with_a_reviewer_the_first_unanswered_pair_is_asked_then_decided():

@@ -16,17 +16,16 @@ depends on the merge decisions:
 from __future__ import annotations
 
 import copy
-import json
 import logging
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
 from pegasus.errors import ExtractionError
 from pegasus.extract.clean import clamp_confidence
 from pegasus.merge.plan import EdgePlan, ResolvedRelation, StoredEdge, plan_edges
+from pegasus.merge.records import AbsorbedEntity, EntityBefore, MergeFields
 from pegasus.merge.rules import Pool, StoredEntity, band, match
 from pegasus.models.batch import CleanBatch, CleanEntity, ConversationIn, Dropped
 from pegasus.models.reports import CommitReport, MergeOutcome
@@ -83,10 +82,10 @@ class ReviewRequest:
 
 @dataclass
 class MergeRecordPlan:
-    """One `:MergeRecordPlan` to write: a merge (undoable) or a pair pending review."""
+    """One `:MergeRecord` to write: a merge (undoable) or a pair pending review."""
 
     id: str
-    props: dict[str, Any]
+    fields: MergeFields
     forms: list[str] = field(default_factory=list)  # the absorbed entity's names (merges)
 
 
@@ -158,7 +157,7 @@ class CommitPlan:
 
     @property
     def pending_reviews(self) -> list[MergeRecordPlan]:
-        return [r for r in self.merge_records if r.props["status"] == "pending"]
+        return [r for r in self.merge_records if r.fields.status == "pending"]
 
     @property
     def mentioned(self) -> list[str]:
@@ -233,16 +232,19 @@ class _Resolver:
         return self._touch(target)
 
     def _record(self, proposed: CleanEntity, target: StoredEntity, rule: str,
-                confidence: float | None, status: str, before: StoredEntity | None) -> None:
+                confidence: float | None, status: str, before: StoredEntity) -> None:
+        conversation_id = self.snapshot.conversation_id
         self.merge_records.append(MergeRecordPlan(
-            id=str(uuid.uuid4()), forms=[proposed.name, *proposed.aliases], props={
-                "status": status, "rule": rule, "confidence": confidence,
-                "survivor_id": target.id, "survivor_name": target.name,
-                "absorbed_name": proposed.name, "kind": proposed.kind,
-                "absorbed": proposed.model_dump_json(),
-                "before": json.dumps(before.__dict__ if before else None, default=str),
-                "conversation_id": self.snapshot.conversation_id,
-            }))
+            id=str(uuid.uuid4()), forms=[proposed.name, *proposed.aliases],
+            fields=MergeFields(
+                status=status, rule=rule, confidence=confidence, survivor_id=target.id,
+                survivor_name=target.name, absorbed_name=proposed.name, kind=proposed.kind,
+                absorbed=AbsorbedEntity(
+                    id=str(uuid.uuid4()), name=proposed.name, kind=proposed.kind,
+                    aliases=proposed.aliases, properties=proposed.properties,
+                    confidence=proposed.confidence, provisional=proposed.provisional,
+                    conversations=[conversation_id]),
+                before=EntityBefore.of(before), conversation_id=conversation_id)))
 
     def _request(self, proposed: CleanEntity, candidates: list[StoredEntity]) -> ReviewRequest:
         tokens = [f"{NEW_TOKEN}{fold(c.name)}" if c.id in self.created else c.id
@@ -335,13 +337,12 @@ class _Resolver:
         entity = self._new(proposed)
         self.report.review_pending.append(
             {"name": proposed.name, "candidates": [c.name for c in candidates]})
-        self.merge_records.append(MergeRecordPlan(id=str(uuid.uuid4()), props={
-            "status": "pending", "rule": "review", "absorbed_name": proposed.name,
-            "kind": proposed.kind, "survivor_id": entity.id,
-            "candidate_ids": [c.id for c in candidates],
-            "candidate_names": [c.name for c in candidates],
-            "conversation_id": self.snapshot.conversation_id,
-        }))
+        self.merge_records.append(MergeRecordPlan(id=str(uuid.uuid4()), fields=MergeFields(
+            status="pending", rule="review", absorbed_name=proposed.name, kind=proposed.kind,
+            survivor_id=entity.id, candidate_ids=[c.id for c in candidates],
+            candidate_names=[c.name for c in candidates],
+            conversation_id=self.snapshot.conversation_id,
+        )))
         return entity
 
     def resolve_name(self, name: str) -> str | None:
@@ -426,13 +427,13 @@ def plan_commit(resolution: Resolution, stored_edges: list[StoredEdge], settings
     for record in resolution.merge_records:
         # The edges this conversation made for the absorbed name, so an undo can move them.
         forms = {fold(f) for f in record.forms}  # none for a pending pair
-        props = {**record.props, "edge_ids": [
+        fields = record.fields.model_copy(update={"edge_ids": [
             edge_id for item, edge_id in zip(resolution.relations, edges.relation_edges,
                                              strict=True)
             if edge_id in created_edges
             and (fold(item.relation.source) in forms or fold(item.relation.target) in forms)
-        ]}
-        records.append(MergeRecordPlan(record.id, props, record.forms))
+        ]})
+        records.append(MergeRecordPlan(record.id, fields, record.forms))
     pool = resolution.pool
 
     def lines(triples: list[tuple[str, str, str]]) -> list[str]:

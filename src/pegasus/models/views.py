@@ -84,7 +84,8 @@ class EntityView(BaseModel):
 
 
 class MergeRecord(BaseModel):
-    """A merge to inspect (flagged) or a pair waiting for review (pending), `Memory.merges`."""
+    """A merge to inspect (flagged) or a pair waiting for review (pending), `Memory.merges`: a
+    view of the stored record (merge/records.py)."""
 
     id: str
     status: str
@@ -97,11 +98,6 @@ class MergeRecord(BaseModel):
     candidate_names: list[str] | None = None
     conversation_id: str | None = None
     created_at: datetime | None = None
-
-    @field_validator("created_at", mode="before")
-    @classmethod
-    def _native(cls, value: Any) -> Any:
-        return value.to_native() if hasattr(value, "to_native") else value
 
 
 class Sighting(BaseModel):

@@ -4,7 +4,6 @@ merge two entities by hand. Each runs in one write transaction under the partiti
 from __future__ import annotations
 
 import copy
-import json
 import uuid
 from datetime import datetime
 
@@ -12,6 +11,7 @@ from neo4j import ManagedTransaction
 
 from pegasus.embed import Embedder
 from pegasus.errors import PegasusError
+from pegasus.merge.records import AbsorbedEntity, EdgeBetween, EntityBefore, MergeFields
 from pegasus.merge.rules import StoredEntity
 from pegasus.models.batch import MAX_ALIASES
 from pegasus.models.reports import Correction
@@ -20,6 +20,7 @@ from pegasus.portable import encode_props
 from pegasus.store import run
 from pegasus.text import fold
 from pegasus.write.keys import drop_stale_keys, write_keys
+from pegasus.write.merge_records import write_merge_records
 from pegasus.write.partition import entity_row, lock_partition, stored_entities
 
 
@@ -132,21 +133,18 @@ def merge(tx: ManagedTransaction, embedder: Embedder, user_id: str, keep_ref: st
     survivor.provisional = survivor.provisional and absorbed.provisional
     record_id = str(uuid.uuid4())
     run(tx, "ownership/forget_entities", user_id=user_id, entity_ids=[absorbed.id])
-    run(tx, "write/merge_records", user_id=user_id, now=now, rows=[{"id": record_id, "props": {
-        "status": "merged", "rule": "manual", "confidence": None,
-        "survivor_id": survivor.id, "survivor_name": survivor.name,
-        "absorbed_name": absorbed.name, "kind": absorbed.kind,
-        "absorbed": json.dumps({
-            "name": absorbed.name, "kind": absorbed.kind, "aliases": absorbed.aliases,
-            "properties": absorbed.properties, "confidence": absorbed.confidence,
-            "id": absorbed.id, "conversations": absorbed.conversations,
-            "provisional": absorbed.provisional}, default=str),
-        "before": json.dumps(before.__dict__, default=str),
-        "edge_ids": moving, "conversation_id": None,
-        "between": [json.dumps({"label": r["label"], "props": encode_props(r["props"]),
-                                "from_survivor": r["from_a"], "said_in": r["said_in"]})
-                    for r in between],
-    }}])
+    write_merge_records(tx, user_id, now, [(record_id, MergeFields(
+        status="merged", rule="manual", survivor_id=survivor.id, survivor_name=survivor.name,
+        absorbed_name=absorbed.name, kind=absorbed.kind,
+        absorbed=AbsorbedEntity(
+            id=absorbed.id, name=absorbed.name, kind=absorbed.kind, aliases=absorbed.aliases,
+            properties=absorbed.properties, confidence=absorbed.confidence,
+            provisional=absorbed.provisional, conversations=absorbed.conversations),
+        before=EntityBefore.of(before), edge_ids=moving,
+        between=[EdgeBetween(label=r["label"], props=encode_props(r["props"]),
+                             from_survivor=r["from_a"], said_in=r["said_in"])
+                 for r in between],
+    ))])
     drop_stale_keys(tx, user_id, {}, set(taken_off["labels"]))
     _save(tx, embedder, user_id, now, survivor, before.forms())
     if between:

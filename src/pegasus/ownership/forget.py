@@ -21,6 +21,7 @@ from neo4j import ManagedTransaction
 from pegasus.embed import Embedder, pack_vector
 from pegasus.errors import PegasusError
 from pegasus.extract.extractor import Staging
+from pegasus.merge.records import MergeFields
 from pegasus.merge.undo import revert_record
 from pegasus.models.reports import ForgetReport
 from pegasus.ownership.refs import one_edge, resolve_entity
@@ -197,8 +198,8 @@ def _take_back_entities(erasure: _Erasure, conversation_id: str) -> None:
     entities = {e.id: e for e in stored_entities(tx, user_id, ids=found["ids"])}
     had = {i: e.forms() for i, e in entities.items()}
     touched: dict[str, set[str]] = {}
-    for record in found["merges"]:
-        survivor = entities.get(record["survivor_id"])
+    for record in map(MergeFields.from_node, found["merges"]):
+        survivor = entities.get(record.survivor_id)
         if survivor is not None:
             touched.setdefault(survivor.id, set()).update(revert_record(survivor, record))
     for entity in entities.values():

@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from pegasus.errors import PegasusError
-from pegasus.portable import encode_props, native
+from pegasus.portable import native
 from pegasus.store import Store
 from pegasus.transfer.format import (
     VERSION,
@@ -17,6 +17,7 @@ from pegasus.transfer.format import (
     EntityRecord,
     Header,
     MemoryRecord,
+    MergeFields,
     MergeRecordRecord,
 )
 
@@ -73,5 +74,4 @@ def export_lines(store: Store, user_id: str, now: datetime,
             yield _line(ConversationRecord(mentions=row["mentions"], **record))
     for page in _pages(store, "transfer/export_merge_records", user_id):
         for row in page:
-            props = {k: v for k, v in row["props"].items() if k != "user_id"}
-            yield _line(MergeRecordRecord(id=props.pop("id"), record=encode_props(props)))
+            yield _line(MergeRecordRecord(id=row["id"], record=MergeFields.from_node(row["props"])))

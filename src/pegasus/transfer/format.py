@@ -6,43 +6,45 @@ the format's definition; `schemas/pegasus-export-v1.schema.json` is generated fr
 from __future__ import annotations
 
 import json
-from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import (
-    AfterValidator,
-    AwareDatetime,
     BaseModel,
-    BeforeValidator,
     ConfigDict,
     Field,
-    PlainSerializer,
-    StrictBool,
-    StrictFloat,
-    StrictInt,
     StringConstraints,
     TypeAdapter,
-    WithJsonSchema,
+    field_validator,
     model_validator,
 )
 
+from pegasus.merge import records
 from pegasus.models.batch import (
-    INT64_MAX,
-    INT64_MIN,
     MAX_ALIASES,
-    MAX_NAME_CHARS,
     MAX_PROPERTIES,
-    MAX_PROPERTY_KEY_CHARS,
-    MAX_PROPERTY_VALUE_CHARS,
-    MAX_SNIPPET_CHARS,
     MAX_SUMMARY_CHARS,
     MAX_TAG_CHARS,
     MAX_TAGS,
     MAX_TURN_CHARS,
-    MAX_WORD_CHARS,
 )
-from pegasus.portable import INSTANT, decode_props
+from pegasus.models.fields import (
+    MAX_ID_CHARS,
+    MAX_LIST,
+    Confidence,
+    Count,
+    Id,
+    Ids,
+    Instant,
+    IsoText,
+    Label,
+    Name,
+    PropertyKey,
+    PropertyValue,
+    Word,
+    Words,
+)
+from pegasus.portable import decode_props
 from pegasus.settings import Settings
 from pegasus.vocab import Cardinality, Kind, Stability
 
@@ -52,59 +54,9 @@ SCHEMA_FILE = Path(__file__).resolve().parent / "pegasus-export-v1.schema.json"
 # Fields a second export of an imported memory has anew: when it was exported, and the
 # header's source user id when imported under another one. Everything else is identical.
 REGENERATED = {"header": ["exported_at", "user_id"]}
-MAX_ID_CHARS = 200  # every id: user, entity, memory, conversation, merge record
 # A conversation's turns together hold at most what a recorded transcript may; one turn at
 # most what one recorded turn may (models.MAX_TURN_CHARS, as on /turns and the proxy).
 MAX_TRANSCRIPT_CHARS = Settings.model_fields["max_transcript_chars"].default
-MAX_LIST = 10_000  # ids and instants an entity or a memory lists (conversations, sightings…)
-
-
-def _iso(value: str) -> str:
-    """An ISO 8601 instant kept as written (a sighting stores its text), but checked."""
-    if not isinstance(value, str) or datetime.fromisoformat(value).tzinfo is None:
-        raise ValueError("an ISO 8601 instant with its offset is expected")
-    return value
-
-
-def _real(value: Any) -> Any:
-    # A property's integer past 64 bits must not pass as a float (its value would change).
-    if not isinstance(value, float):
-        raise ValueError("a floating-point number is expected")
-    return value
-
-
-def _instant(value: Any) -> Any:
-    if isinstance(value, dict) and set(value) == {INSTANT}:
-        return value[INSTANT]
-    if isinstance(value, datetime):
-        return value
-    raise ValueError(f'an instant is written {{"{INSTANT}": ISO 8601}}')
-
-
-Id = Annotated[str, StringConstraints(min_length=1, max_length=MAX_ID_CHARS)]
-Name = Annotated[str, StringConstraints(min_length=1, max_length=MAX_NAME_CHARS)]
-Word = Annotated[str, StringConstraints(min_length=1, max_length=MAX_WORD_CHARS)]
-Label = Annotated[str, StringConstraints(pattern=r"^[A-Z][A-Z0-9]*(_[A-Z0-9]+){0,3}$",
-                                         max_length=MAX_NAME_CHARS)]
-Words = Annotated[str, StringConstraints(max_length=MAX_SNIPPET_CHARS)]
-Instant = AwareDatetime
-IsoText = Annotated[str, AfterValidator(_iso)]
-# An instant inside a merge record, where it is written {"$datetime": ISO 8601} (design §11).
-Encoded = Annotated[
-    AwareDatetime, BeforeValidator(_instant),
-    PlainSerializer(lambda d: {INSTANT: d.isoformat()}, return_type=dict, when_used="json"),
-    WithJsonSchema({"type": "object", "required": [INSTANT], "additionalProperties": False,
-                    "properties": {INSTANT: {"type": "string", "format": "date-time"}}})]
-Confidence = Annotated[float, Field(ge=0, le=1)]
-Int64 = Annotated[StrictInt, Field(ge=INT64_MIN, le=INT64_MAX)]
-Count = Annotated[StrictInt, Field(ge=0, le=INT64_MAX)]
-# An entity property as cleaning stores it (design §4): a scalar under a clean key; nested maps
-# and lists were turned into text before they were stored, so a file never holds them.
-PropertyKey = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]*$",
-                                               max_length=MAX_PROPERTY_KEY_CHARS)]
-PropertyValue = (StrictBool | Int64 | Annotated[StrictFloat, BeforeValidator(_real)]
-                 | Annotated[str, StringConstraints(max_length=MAX_PROPERTY_VALUE_CHARS)])
-Ids = Annotated[list[Id], Field(max_length=MAX_LIST)]
 
 
 class _Record(BaseModel):
@@ -221,50 +173,12 @@ class ConversationRecord(_Record):
         return self
 
 
-class AbsorbedEntity(_Record):
-    """What a merge absorbed, as its record keeps it (JSON text): the cleaned entity, and for
-    a merge by hand its id, conversations and provisional flag."""
-
-    name: Name
-    kind: Kind
-    aliases: list[Name] = Field(max_length=MAX_ALIASES)
-    properties: dict[PropertyKey, PropertyValue] = Field(max_length=MAX_PROPERTIES)
-    confidence: Confidence | None
-    is_user: bool = False
-    is_placeholder: bool = False
-    provisional: bool = False
-    same_as_hint: Name | None = None
-    id: Id | None = None
-    conversations: Ids | None = None
-
-
-class EntityBefore(_Record):
-    """The survivor of a merge as it was before (JSON text), so undo gives it back."""
-
-    id: Id
-    name: Name
-    kind: Kind
-    aliases: list[Name] = Field(max_length=MAX_ALIASES)
-    is_self: bool = False
-    confidence: Confidence | None
-    provisional: bool = False
-    properties: dict[PropertyKey, PropertyValue] = Field(max_length=MAX_PROPERTIES)
-    conversations: Ids
-
-
-class EdgeBetween(_Record):
-    """A memory a merge by hand took off (it ran between the two), kept to be put back; its
-    `props` are the edge's stored properties as a merge record encodes them."""
-
-    label: Label
-    props: dict[str, Any]
-    from_survivor: bool
-    said_in: Id | None = None
+class EdgeBetween(records.EdgeBetween):
+    """A memory a merge by hand took off, as a file may hold it: a memory the format accepts
+    (undo writes it back as it is; the importer puts its own user id in it)."""
 
     @model_validator(mode="after")
     def _edge(self) -> EdgeBetween:
-        # The edge's stored properties, encoded as in a merge record: the memory line's fields,
-        # and the partition's user id, which the importer replaces with the target's.
         props = decode_props({k: v for k, v in self.props.items() if k != "user_id"})
         sightings = [json.loads(s) if isinstance(s, str) else s
                      for s in props.pop("sightings", None) or []]
@@ -273,60 +187,13 @@ class EdgeBetween(_Record):
         return self
 
 
-def _json_text(model: type[BaseModel]) -> Any:
-    """A string field that holds JSON text of `model` (a stored merge record keeps some of
-    its parts so); checked whole, kept as written."""
-    adapter = TypeAdapter(model | None)
-
-    def check(value: str) -> str:
-        adapter.validate_json(value)
-        return value
-
-    return Annotated[str, StringConstraints(max_length=64 * MAX_PROPERTY_VALUE_CHARS),
-                     AfterValidator(check)]
+BetweenText = records.stored_as_text(EdgeBetween)
 
 
-AbsorbedText = _json_text(AbsorbedEntity)
-BeforeText = _json_text(EntityBefore)
-BetweenText = _json_text(EdgeBetween)
+class MergeFields(records.MergeFields):
+    """A merge record's fields (merge/records.py), its taken-off memories checked as memories."""
 
-
-class MergeFields(_Record):
-    """A merge record's fields, exactly those a merge, a pending pair or an undo writes."""
-
-    status: Literal["merged", "flagged", "pending", "undone"]
-    rule: Word
-    confidence: Confidence | None = None
-    kind: Kind
-    absorbed_name: Name
-    survivor_id: Id
-    survivor_name: Name | None = None
-    absorbed: AbsorbedText | None = None
-    before: BeforeText | None = None
-    conversation_id: Id | None = None
-    edge_ids: Ids = Field(default_factory=list)
-    candidate_ids: Ids | None = None
-    candidate_names: list[Name] | None = None
-    between: list[BetweenText] | None = Field(None, max_length=MAX_LIST)
-    created_at: Encoded | None = None
-    undone_at: Encoded | None = None
-    restored_id: Id | None = None
-
-    @model_validator(mode="after")
-    def _complete(self) -> MergeFields:
-        # What undo and review read must be there (a record without it crashed them).
-        if self.status == "pending":
-            if not self.candidate_ids or self.candidate_names is None:
-                raise ValueError("a pending pair names its candidates (candidate_ids, "
-                                 "candidate_names)")
-        elif self.absorbed is None or self.survivor_name is None:
-            raise ValueError(f"a {self.status} merge keeps what it absorbed (absorbed, "
-                             "survivor_name)")
-        if self.status == "flagged" and self.confidence is None:
-            raise ValueError("a flagged merge has its confidence")
-        if self.status == "undone" and (self.undone_at is None or self.restored_id is None):
-            raise ValueError("an undone merge has undone_at and restored_id")
-        return self
+    between: list[BetweenText] = Field(default_factory=list, max_length=MAX_LIST)
 
 
 class MergeRecordRecord(_Record):
@@ -336,6 +203,12 @@ class MergeRecordRecord(_Record):
     type: Literal["merge_record"] = "merge_record"
     id: Id
     record: MergeFields
+
+    @field_validator("record", mode="before")
+    @classmethod
+    def _upgraded(cls, value: Any) -> Any:
+        # A file exported before V0011 may hold a record in either older shape.
+        return records.upgrade(value) if isinstance(value, dict) else value
 
 
 Record = Annotated[Header | EntityRecord | MemoryRecord | ConversationRecord | MergeRecordRecord,

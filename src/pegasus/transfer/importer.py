@@ -242,13 +242,12 @@ def _conversation_row(record: ConversationRecord) -> dict[str, Any]:
 
 
 def _merge_record_row(record: MergeRecordRecord, user_id: str) -> dict[str, Any]:
-    row = {"id": record.id, **record.record.model_dump()}
-    if row["between"] is not None:
-        # An undo writes these edges back as they are: they belong to the user imported into,
-        # whatever user id the file's text carries.
-        row["between"] = [json.dumps({**edge, "props": {**edge["props"], "user_id": user_id}})
-                          for edge in map(json.loads, row["between"])]
-    return row
+    # An undo writes the edges a merge by hand took off back as they are: they belong to the
+    # user imported into, whatever user id the file's text carries.
+    fields = record.record.model_copy(update={"between": [
+        edge.model_copy(update={"props": {**edge.props, "user_id": user_id}})
+        for edge in record.record.between]})
+    return {"id": record.id, **fields.model_dump()}
 
 
 # --- staging, swap, sweep -----------------------------------------------------------------
