@@ -1,5 +1,9 @@
-"""The facade is the top floor (CONVENTIONS): no stage imports `pegasus.memory`, so there is no
-import circle (memory ↔ ownership/requests ↔ transfer/importer, #35)."""
+"""The house reads top-down (CONVENTIONS, #40): no import circle among pegasus modules, no stage
+imports the `Memory` facade, and recall does not load the write path.
+
+The import graph is read from the source with `ast` (every import, also those inside functions
+and under TYPE_CHECKING: a circle there is still one idea split wrongly); networkx, already a
+test dependency, finds the circles."""
 
 from __future__ import annotations
 
@@ -9,12 +13,71 @@ import subprocess
 import sys
 from pathlib import Path
 
+import networkx as nx
+
 import pegasus
 
 ROOT = Path(pegasus.__file__).resolve().parent
 # The facade itself and what sits above it: the package's front door, the CLI, the servers,
 # the demo.
 ABOVE = {"__init__.py", "memory.py", "cli.py", "mcp_server.py", "demo.py"}
+# The write path: the commit driver, the write library and the stages that write.
+WRITE_PATH = ("pegasus.commit", "pegasus.write", "pegasus.lifecycle", "pegasus.merge",
+              "pegasus.extract", "pegasus.ownership", "pegasus.transfer")
+
+
+def modules(root: Path) -> dict[str, Path]:
+    """Every module of the package at `root`, by dotted name."""
+    found = {}
+    for path in root.rglob("*.py"):
+        parts = list(path.relative_to(root.parent).with_suffix("").parts)
+        found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return found
+
+
+def import_graph(root: Path) -> nx.DiGraph:
+    """Module → module it imports, within the package at `root` (an imported name that is no
+    module counts as its module)."""
+    known = modules(root)
+    top = root.name
+    graph = nx.DiGraph()
+
+    def resolve(name: str) -> str | None:
+        while name and name not in known:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    for name, path in known.items():
+        graph.add_node(name)
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parent = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                    base = f"{parent}.{base}" if base else parent
+                targets = [f"{base}.{a.name}" for a in node.names]
+            else:
+                continue
+            for target in targets:
+                if target.split(".")[0] == top and (home := resolve(target)) not in (None, name):
+                    graph.add_edge(name, home, line=node.lineno)
+    return graph
+
+
+def circles(graph: nx.DiGraph) -> list[list[str]]:
+    """One circle through each strongly connected group of modules, as [a, b, …, a] from its
+    first module by name."""
+    found = []
+    for group in nx.strongly_connected_components(graph):
+        if len(group) > 1:
+            walk = [a for a, _ in nx.find_cycle(graph.subgraph(group))]
+            start = walk.index(min(walk))
+            walk = walk[start:] + walk[:start]
+            found.append([*walk, walk[0]])
+    return sorted(found)
 
 
 def imports_memory(path: Path) -> bool:
@@ -27,6 +90,27 @@ def imports_memory(path: Path) -> bool:
                 or node.module == "pegasus" and any(a.name == "Memory" for a in node.names)):
             return True
     return False
+
+
+def test_no_import_circle_among_pegasus_modules():
+    graph = import_graph(ROOT)
+    assert graph.number_of_nodes() > 80 and graph.number_of_edges() > 200
+    assert circles(graph) == []
+
+
+def test_the_check_sees_a_circle_however_it_is_imported(tmp_path):
+    package = tmp_path / "pkg"
+    (package / "sub").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "sub" / "__init__.py").write_text("")
+    (package / "a.py").write_text("from pkg.sub import b\n")
+    (package / "sub" / "b.py").write_text("def late():\n    from ..c import thing\n")
+    (package / "c.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                                  "    import pkg.a\n")
+    (package / "d.py").write_text("from . import c\n")
+    assert circles(import_graph(package)) == [["pkg.a", "pkg.sub.b", "pkg.c", "pkg.a"]]
+    (package / "c.py").write_text("thing = 1\n")
+    assert circles(import_graph(package)) == []
 
 
 def test_no_stage_imports_the_facade():
@@ -46,13 +130,9 @@ def test_the_check_sees_an_import_of_the_facade(tmp_path):
     assert not imports_memory(tmp_path / "m.py")
 
 
-# The write path: the commit driver, the write library and the stages that write.
-WRITE_PATH = ("pegasus.commit", "pegasus.write", "pegasus.lifecycle", "pegasus.merge",
-              "pegasus.extract", "pegasus.ownership", "pegasus.transfer")
-
-
 def test_recall_does_not_load_the_write_path():
-    """Importing recall loads no module of the write path (a fresh interpreter's sys.modules)."""
+    """Importing every recall module loads no module of the write path (a fresh interpreter's
+    sys.modules)."""
     code = ("import sys, pkgutil, importlib, pegasus.recall as r\n"
             "for m in pkgutil.iter_modules(r.__path__): importlib.import_module(f'pegasus.recall.{m.name}')\n"
             "print('\\n'.join(sorted(m for m in sys.modules if m.startswith('pegasus'))))")
