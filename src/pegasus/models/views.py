@@ -84,8 +84,9 @@ class EntityView(BaseModel):
 
 
 class MergeRecord(BaseModel):
-    """A merge to inspect (flagged) or a pair waiting for review (pending), `Memory.merges`: a
-    view of the stored record (merge/records.py)."""
+    """A merge to inspect (flagged) or a pair waiting for review (pending), `Memory.merges`."""
+
+    # A view of the stored record (merge/records.py), as the API has always shown it.
 
     id: str
     status: str
