@@ -241,9 +241,13 @@ class Settings(BaseSettings):
     # the first max_turn_chars characters and still forwards the whole message.
     max_turn_chars: int = Field(default=MAX_TURN_CHARS, ge=1)
     max_batch_entities: int = 5_000
-    # An export file uploaded on the memory page: refused (from the request's size, before it
-    # is read) above this.
+    # An export file imported (POST /v1/memory/import, the memory page's upload): refused
+    # above this, from its declared size before it is read, else as it is read (413).
     max_upload_bytes: int = Field(default=256 * 2**20, ge=1)
+    # Every other request body (the memory API, the proxy), the same way. Above what the
+    # providers themselves take (Anthropic 32 MB, OpenAI 50 MB with images), so nothing they
+    # would answer is refused; a whole 2 M-character transcript is at most 12 MB of JSON.
+    max_request_bytes: int = Field(default=64 * 2**20, ge=1)
     max_batch_relations: int = 20_000
 
     @field_validator("decay_lambdas")

@@ -5,8 +5,8 @@ middleware (serve/observe.py) and the background loops (serve/background.py).
 Every API route authenticates with an API key (Authorization: Bearer, or x-api-key) that maps to
 one user; that user id is the only one a request can read or write. Errors come back as
 `{"error": {"message", "type"}}` with a status that says what to do: 401 (key), 404, 409
-(conversation conflict), 413 (a turn or a transcript over its limit), 422 (bad input), 502 (the
-upstream or the LLM failed), 503 (Neo4j or configuration).
+(conversation conflict), 413 (a body, a turn or a transcript over its limit), 422 (bad input),
+502 (the upstream or the LLM failed), 503 (Neo4j or configuration).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from pegasus.serve import responses as responses_api
 from pegasus.serve.auth import KeyRing, load_keys
 from pegasus.serve.conversations import Conversations
 from pegasus.serve.http import EXCEPTION_HANDLERS
+from pegasus.serve.limits import add_body_limit
 from pegasus.serve.metrics import Health, Metrics
 from pegasus.serve.observe import add_middleware, kind_of
 from pegasus.settings import Settings, secret_text
@@ -110,6 +111,7 @@ def create_app(memory: Memory, upstream: httpx.AsyncClient | None = None) -> Fas
     app.state.health = Health(memory)
     app.state.metrics = Metrics(app.state.health)
     app.state.conversations.metrics = app.state.metrics
+    add_body_limit(app)
     add_middleware(app)
     for room in (health, memory_api, ownership_api, proxy, anthropic, responses_api, page):
         app.include_router(room.router)

@@ -54,7 +54,8 @@ def error_responses(*codes: int) -> dict[int | str, dict[str, Any]]:
     text = {400: "Not acceptable as it is", 401: "Missing or unknown API key",
             404: "Not found in this user's memory",
             409: "A conversation already committed, or a name meaning several entities",
-            413: "A turn over max_turn_chars, or a transcript over max_transcript_chars",
+            413: "A turn over max_turn_chars, a transcript over max_transcript_chars, or a "
+                 "body over max_request_bytes (an import: max_upload_bytes)",
             422: "Invalid request", 502: "The upstream model or the LLM failed",
             503: "Neo4j is unreachable or the server is not configured for this"}
     return {code: {"model": ErrorBody, "description": text[code]} for code in codes}

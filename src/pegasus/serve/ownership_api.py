@@ -140,7 +140,7 @@ async def export(user: User, request: Request, with_turns: bool = False
 
 
 @router.post("/v1/memory/import", response_model=ImportReport,
-             responses=error_responses(400, 401, 409, 422, 503), tags=["ownership"],
+             responses=error_responses(400, 401, 409, 413, 422, 503), tags=["ownership"],
              summary="Import an export file as this user's memory (the request body)",
              openapi_extra={"requestBody": {"required": True, "content": {
                  "application/x-ndjson": {"schema": {"type": "string"}}}}})

@@ -1,0 +1,74 @@
+"""How large a request body `pegasus serve` takes, checked before the body is read (#35).
+
+One ASGI middleware for every route: when a route asks for the body of a request that declares
+a Content-Length over the route's limit, it gets a 413 at once, without a byte of the body
+read; a body without one (chunked) is counted as the route reads it and refused the moment it
+passes the limit, so no route ever holds more than the limit. An import (the API's and the
+page's, streamed to disk) may be max_upload_bytes, every other body max_request_bytes.
+Starlette's RequestBodyLimitMiddleware counts the same way, but answers in plain text and takes
+its limit per route decorator: this one answers in the API's JSON error shape (Anthropic's on
+/v1/messages, by that route's own error handling) and keeps the limits in one place.
+"""
+
+from __future__ import annotations
+
+from fastapi import FastAPI, HTTPException, Request
+from fastapi.responses import JSONResponse
+from starlette.datastructures import Headers
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from pegasus.serve.http import error
+
+# Routes (templates) whose body is an export file, streamed to disk as it arrives.
+UPLOADS = frozenset({"/v1/memory/import", "/import"})
+
+
+class BodyTooLarge(HTTPException):
+    """A body over its route's limit: declared so, or found so while it was read."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(413, f"the request body is over this route's limit of {limit:,} "
+                              "bytes; nothing was read or stored")
+
+
+class BodyLimit:
+    """The ASGI middleware: the route's first read of a body declared over the limit, or the
+    read that passes it, raises BodyTooLarge (answered 413 by the application)."""
+
+    def __init__(self, app: ASGIApp, fastapi: FastAPI) -> None:
+        self.app = app
+        self.settings = fastapi.state.memory.settings
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = Headers(scope=scope).get("content-length", "")
+        read = 0
+
+        async def counted() -> Message:
+            nonlocal read
+            # The route is known by now (the router set it before the route reads).
+            route = getattr(scope.get("route"), "path", None)
+            limit = (self.settings.max_upload_bytes if route in UPLOADS
+                     else self.settings.max_request_bytes)
+            if declared.isdigit() and int(declared) > limit:
+                raise BodyTooLarge(limit)
+            message = await receive()
+            if message["type"] == "http.request":
+                read += len(message.get("body", b""))
+                if read > limit:
+                    raise BodyTooLarge(limit)
+            return message
+
+        await self.app(scope, counted, send)
+
+
+def add_body_limit(app: FastAPI) -> None:
+    """Limit every route's request body."""
+
+    async def refused(request: Request, exc: BodyTooLarge) -> JSONResponse:
+        return error(413, exc.detail, "too_large_error")
+
+    app.add_exception_handler(BodyTooLarge, refused)
+    app.add_middleware(BodyLimit, fastapi=app)

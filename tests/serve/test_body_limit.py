@@ -1,0 +1,155 @@
+"""Request bodies over their route's limit (#35, serve/limits.py): a declared size over it is
+answered 413 before a byte of the body is read, a body without a declared size is refused the
+moment it passes the limit, and bodies within it go through as before, on the proxy's three
+APIs, /turns, /remember and import."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import socket
+from collections.abc import Iterator
+from urllib.parse import urlparse
+
+import httpx
+import pytest
+from langchain_core.language_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage
+
+from pegasus.serve.app import create_app
+from tests.serve.test_health import samples
+from tests.serve.test_proxy import KEY_A, NOTHING, SISTER_BATCH, proxy
+
+TURN = [{"role": "user", "content": NOTHING}]
+BODIES = {  # a route and a body it answers 200
+    "/v1/chat/completions": {"model": "stub", "messages": TURN},
+    "/v1/responses": {"model": "stub", "input": NOTHING},
+    "/v1/messages": {"model": "claude-stub", "max_tokens": 64, "messages": TURN},
+    "/v1/memory/turns": {"conversation_id": "limits-turns", "turns": TURN},
+    "/v1/memory/remember": {"conversation_id": "limits-remember", "turns": TURN},
+}
+ROUTES = [*BODIES, "/v1/memory/import"]
+DECLARED = {route: 200_000_000 for route in BODIES}  # the issue's 200 MB turn
+DECLARED["/v1/memory/import"] = 300_000_000  # over the 256 MiB an import may be
+
+
+def message_of(route: str, answer: dict) -> tuple[str, str]:
+    """(type, message) of an error answer, in the shape the route's clients read."""
+    if route == "/v1/messages":
+        assert answer["type"] == "error"
+    return answer["error"]["type"], answer["error"]["message"]
+
+
+def declared_only(url: str, route: str, size: int) -> tuple[int, dict]:
+    """POST headers declaring `size` bytes, and no body at all: a server that waited for the
+    body would never answer (the socket's timeout fails the test)."""
+    address = urlparse(url)
+    with socket.create_connection((address.hostname, address.port), timeout=30) as sock:
+        sock.sendall((f"POST {route} HTTP/1.1\r\nHost: {address.netloc}\r\n"
+                      f"Authorization: Bearer {KEY_A}\r\nContent-Type: application/json\r\n"
+                      f"Content-Length: {size}\r\n\r\n").encode())
+        answer = b""
+        while b"\r\n\r\n" not in answer or len(answer.partition(b"\r\n\r\n")[2]) < int(
+                _header(answer, b"content-length") or 1):
+            chunk = sock.recv(65536)
+            assert chunk, answer
+            answer += chunk
+    head, _, body = answer.partition(b"\r\n\r\n")
+    return int(head.split()[1]), json.loads(body)
+
+
+def _header(answer: bytes, name: bytes) -> bytes | None:
+    for line in answer.partition(b"\r\n\r\n")[0].split(b"\r\n")[1:]:
+        key, _, value = line.partition(b":")
+        if key.strip().lower() == name:
+            return value.strip()
+    return None
+
+
+def chunked(data: bytes, size: int = 4096) -> Iterator[bytes]:
+    """A body httpx sends without a Content-Length (Transfer-Encoding: chunked)."""
+    for start in range(0, len(data), size):
+        yield data[start:start + size]
+
+
+def test_a_declared_200_mb_body_is_refused_before_it_is_read_on_every_route(settings,
+                                                                           user_id):
+    finish = AIMessage(content="", tool_calls=[{"name": "finish", "args": {}, "id": "1",
+                                                "type": "tool_call"}])
+    llm = GenericFakeChatModel(messages=itertools.repeat(finish))  # extracts nothing
+    with proxy(settings, [user_id], llm=llm) as (_, stub, memory, app):
+        http = httpx.Client(base_url=app.state.url, timeout=30,
+                            headers={"Authorization": f"Bearer {KEY_A}"})
+        for route in ROUTES:
+            status, answer = declared_only(app.state.url, route, DECLARED[route])
+            kind, message = message_of(route, answer)
+            assert status == 413, (route, answer)
+            limit = (memory.settings.max_upload_bytes if route == "/v1/memory/import"
+                     else memory.settings.max_request_bytes)
+            assert kind == ("request_too_large" if route == "/v1/messages"
+                            else "too_large_error")
+            assert message == (f"the request body is over this route's limit of {limit:,} "
+                               "bytes; nothing was read or stored")
+        # Nothing was recorded, and each refusal is counted under its route template.
+        assert not memory.conversation_state(user_id, "limits-turns")["exists"]
+        got = samples(http.get("/metrics").text)
+        for route in ROUTES:
+            assert got[("pegasus_http_requests_total",
+                        (("method", "POST"), ("route", route), ("status", "413")))] == 1
+        # Within the limit, declared or chunked, every route answers as before.
+        assert http.post("/v1/memory/commit", json={"conversation_id": "c1",
+                                                    "batch": SISTER_BATCH}).status_code == 200
+        for route, body in BODIES.items():
+            data = json.dumps(body).encode()
+            plain = http.post(route, content=data, headers={"Content-Type": "application/json"})
+            assert plain.status_code == 200, (route, plain.text)
+            streamed = http.post(route, content=chunked(data),
+                                 headers={"Content-Type": "application/json"})
+            assert streamed.status_code == 200, (route, streamed.text)
+        assert [m["content"] for m in stub.received[-1]["messages"]][-1] == NOTHING
+        exported = http.get("/v1/memory/export").content
+        assert http.delete("/v1/memory", params={"confirm": "everything"}).status_code == 200
+        imported = http.post("/v1/memory/import", content=chunked(exported, 64))
+        assert imported.status_code == 200, imported.text
+        assert {m.relation for m in memory.memories(user_id)} == {"HAS_SISTER", "LIVES_IN"}
+
+
+@pytest.mark.parametrize("route", ROUTES)
+def test_a_body_without_a_declared_size_is_refused_as_it_passes_the_limit(settings, user_id,
+                                                                         route):
+    """An endless chunked body: the route reads up to the limit, then the answer is 413; the
+    rest is never asked for (so no body larger than the limit is ever held)."""
+    from pegasus import Memory
+
+    limits = {"max_request_bytes": 100_000, "max_upload_bytes": 200_000,
+              "api_keys": {KEY_A: user_id}}
+    with Memory(settings.model_copy(update=limits)) as memory:
+        app = create_app(memory)
+        pulled, sent = 0, []
+
+        async def receive() -> dict:
+            nonlocal pulled
+            pulled += 1
+            return {"type": "http.request", "body": b"x" * 4096, "more_body": True}
+
+        async def send(message: dict) -> None:
+            sent.append(message)
+
+        scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
+                 "method": "POST", "scheme": "http", "path": route, "raw_path": route.encode(),
+                 "query_string": b"", "root_path": "", "client": ("127.0.0.1", 1),
+                 "server": ("127.0.0.1", 80), "state": {},
+                 "headers": [(b"authorization", f"Bearer {KEY_A}".encode()),
+                             (b"content-type", b"application/json"),
+                             (b"transfer-encoding", b"chunked")]}
+        asyncio.run(app(scope, receive, send))
+        limit = limits["max_upload_bytes" if route == "/v1/memory/import" else
+                       "max_request_bytes"]
+        assert sent[0]["status"] == 413
+        answer = json.loads(b"".join(m.get("body", b"") for m in sent[1:]))
+        kind, message = message_of(route, answer)
+        assert kind == ("request_too_large" if route == "/v1/messages" else "too_large_error")
+        assert message.startswith(f"the request body is over this route's limit of {limit:,}")
+        assert pulled == limit // 4096 + 1  # the chunk that passed the limit, and no more
+        assert memory.memories(user_id) == []
