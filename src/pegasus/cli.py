@@ -546,7 +546,8 @@ def serve(
     # SIGTERM: open requests get half the grace, the running close the other half (then it
     # is released: docs/reliability.md, "Shutdown"). Access lines come from Pegasus's own
     # middleware (route templates, never paths), uvicorn's are off.
-    address |= {"log_level": "info", "log_config": log_config(), "access_log": False,
+    address |= {"log_level": settings.log_level.lower(),
+                "log_config": log_config(settings.log_level), "access_log": False,
                 "timeout_graceful_shutdown": settings.shutdown_grace_s / 2}
     if workers > 1:
         # Checked above, once; each worker process builds its own Memory and app (its own

@@ -354,8 +354,9 @@ class Memory:
                     report = self.remember(owner, conversation_id, turns, at=at, model=used)
                     result["remembered"] = report.model_dump(mode="json", exclude_defaults=True)
             except Exception as exc:  # it stays in the backlog; its lease runs out
-                log.warning("extracting %s/%s from the backlog failed: %s", owner,
-                            conversation_id, exc, exc_info=not isinstance(exc, PegasusError))
+                # By kind: ids and the message may hold the user's words (privacy.md, "Logs").
+                log.warning("extracting a conversation from the backlog failed: %s",
+                            type(exc).__name__, exc_info=not isinstance(exc, PegasusError))
                 result.update(outcome="failed", why=str(exc))
                 continue
             extraction_done(self.store, owner, conversation_id, aware(at))

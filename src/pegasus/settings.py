@@ -222,6 +222,10 @@ class Settings(BaseSettings):
     # A worker holds a close for this long (real time): servers sharing a database never run
     # one close twice, and one that crashed mid-close is taken over by another's sweep after.
     close_lease_s: float = Field(default=600.0, gt=0)
+    # What `pegasus serve` logs (Pegasus's and uvicorn's loggers; other libraries stay at
+    # WARNING: the Neo4j driver's and httpx's DEBUG lines print query parameters and bodies).
+    # No level logs the user's words (docs/privacy.md, "Logs").
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
     serve_host: str = "127.0.0.1"
     serve_port: int = 8080
     # Every request's work against Neo4j, retries included, ends by this deadline (then 503):

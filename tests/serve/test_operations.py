@@ -105,10 +105,10 @@ def test_a_failing_background_loop_is_logged_counted_and_goes_on(settings, user_
     with served(settings, user_id, idle_sweep_s=0.2, idle_close_s=0.5) as memory, \
             TestClient(create_app(memory)) as http:
         assert http.post("/v1/memory/turns", headers=AUTH, json={
-            "conversation_id": "idle-1",
+            "conversation_id": f"idle-{MARKER}",
             "turns": [{"role": "user", "content": "hello"}]}).status_code == 200
         deadline = time.monotonic() + 60
-        while memory.conversation_state(user_id, "idle-1")["status"] != "closed":
+        while memory.conversation_state(user_id, f"idle-{MARKER}")["status"] != "closed":
             assert time.monotonic() < deadline, "the sweep stopped after its errors"
             time.sleep(0.2)
         got = samples(http.get("/metrics").text)
@@ -119,7 +119,9 @@ def test_a_failing_background_loop_is_logged_counted_and_goes_on(settings, user_
     assert len(calls) >= 3
     logged = "\n".join(r.getMessage() for r in caplog.records)
     assert "idle_sweep failed, tried again later: TransientError at test_operations.py" in logged
-    assert MARKER not in logged
+    # closed awaiting extraction (no LLM): said without naming the conversation or its user
+    assert "closed a conversation without extracting it, kept awaiting extraction" in logged
+    assert MARKER not in logged and user_id not in logged
 
 
 def test_a_request_ends_by_its_deadline_with_a_clear_503(settings, user_id, monkeypatch):

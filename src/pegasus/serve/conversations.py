@@ -185,8 +185,9 @@ class Conversations:
                     elif not state["awaiting_extraction"]:
                         # Marked before the close lands: a crash in between retries the close.
                         self.memory.await_extraction(user_id, conversation_id, source.why, at)
-                        log.warning("closed %s/%s without extracting it, kept awaiting "
-                                    "extraction: %s", user_id, conversation_id, source.why)
+                        # Not which one: ids may hold the user's words (privacy.md, "Logs").
+                        log.warning("closed a conversation without extracting it, kept "
+                                    "awaiting extraction: %s", source.why)
                         result["awaiting_extraction"] = source.why
                 result["reinforced"] = self.memory.close_conversation(user_id, conversation_id,
                                                                       at=at)
@@ -262,9 +263,10 @@ class Conversations:
         if self.metrics is not None:
             self.metrics.commits.inc(done)
         if results:
-            left = [r for r in results if r["outcome"] != "extracted"]
+            # Outcomes, not their reasons: a failure's message may quote the user's words.
+            left = sorted({r["outcome"] for r in results} - {"extracted"})
             log.info("extracted %d conversation(s) awaiting extraction; %d left%s", done,
-                     len(left), f" ({left[0]['why']})" if left else "")
+                     len(results) - done, f" ({', '.join(left)})" if left else "")
         return results
 
     def sweep(self, users: set[str], now: datetime, idle_s: float) -> list[Future]:

@@ -69,9 +69,9 @@ class KindOnly(logging.Filter):
         return True
 
 
-def log_config() -> dict[str, Any]:
-    """uvicorn's logging, with Pegasus's access log instead of uvicorn's (which prints the
-    path and query string), and no traceback text anywhere."""
+def log_config(level: str = "INFO") -> dict[str, Any]:
+    """uvicorn's logging at `level`, with Pegasus's access log instead of uvicorn's (which
+    prints the path and query string), and no traceback text anywhere."""
     kind_only = {"()": KindOnly}
     handler = {"formatter": "default", "class": "logging.StreamHandler",
                "stream": "ext://sys.stderr", "filters": ["kind_only"]}
@@ -85,8 +85,8 @@ def log_config() -> dict[str, Any]:
         "handlers": {"default": handler},
         "root": {"handlers": ["default"], "level": "WARNING"},
         "loggers": {
-            "uvicorn": {"handlers": ["default"], "level": "INFO", "propagate": False},
+            "uvicorn": {"handlers": ["default"], "level": level, "propagate": False},
             "uvicorn.access": {"handlers": [], "level": "WARNING", "propagate": False},
-            "pegasus": {"handlers": ["default"], "level": "INFO", "propagate": False},
+            "pegasus": {"handlers": ["default"], "level": level, "propagate": False},
         },
     }
