@@ -43,9 +43,11 @@ def wait_for(predicate, timeout_s: float = 180.0):
 
 
 @contextlib.contextmanager
-def pegasus_serve(env: dict[str, str], log_path: Path) -> Iterator[str]:
+def serve_process(env: dict[str, str], log_path: Path
+                  ) -> Iterator[tuple[subprocess.Popen, str]]:
     """`python -m pegasus serve` as a user runs it, with exactly this environment (and this
-    clone's sources first); its URL once it answers. Its output goes to `log_path`."""
+    clone's sources first): the process and its URL once it answers. Its output goes to
+    `log_path`; it is stopped at the end if it still runs."""
     port = free_port()
     env = {**env, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])}
     with open(log_path, "w") as log:
@@ -64,7 +66,15 @@ def pegasus_serve(env: dict[str, str], log_path: Path) -> Iterator[str]:
                 log_path.read_text()[-3000:])
             time.sleep(0.3)
         try:
-            yield url
+            yield process, url
         finally:
-            process.terminate()
-            process.wait(timeout=60)
+            if process.poll() is None:
+                process.terminate()
+                process.wait(timeout=60)
+
+
+@contextlib.contextmanager
+def pegasus_serve(env: dict[str, str], log_path: Path) -> Iterator[str]:
+    """`python -m pegasus serve` as a user runs it (serve_process); its URL once it answers."""
+    with serve_process(env, log_path) as (_, url):
+        yield url
