@@ -102,6 +102,30 @@ class Findings(logging.Handler):
 LONG_RECALL_S = 5.0  # a 2 M-character message costs what its ends cost (design §7.1)
 
 
+PIECES = st.lists(st.text(min_size=1, max_size=40), min_size=1, max_size=20)
+
+
+def long_text(pieces: list[str], size: int, seed: int) -> str:
+    """A long message of `size` characters: the pieces, joined in a random order."""
+    rng, words, length = random.Random(seed), [], 0
+    while length <= size:  # each word and its separator
+        words.append(rng.choice(pieces))
+        length += len(words[-1]) + 1
+    return " ".join(words)[:size]
+
+
+def recall_finding(mem, user: str, text: str) -> str | None:
+    """What is wrong with recalling on `text`: None for a block that parses back into its
+    lines, or a clean refusal (a PegasusError)."""
+    try:
+        parse_block(mem.recall(user, text).render())
+    except PegasusError:
+        return None
+    except Exception:  # noqa: BLE001 - every other exception is a finding
+        return f"{len(text)} characters, {text[:200]!r}…\n{traceback.format_exc(limit=3)}"
+    return None
+
+
 def fuzz_python(mem, findings: Findings, examples: int) -> None:
     user = f"fuzz-{uuid.uuid4().hex[:8]}"
 
@@ -129,24 +153,15 @@ def fuzz_python(mem, findings: Findings, examples: int) -> None:
         except Exception:  # noqa: BLE001
             findings.add("Memory.recall", f"{text!r:.300}\n{traceback.format_exc(limit=3)}")
 
-    @given(pieces=st.lists(st.text(min_size=1, max_size=40), min_size=1, max_size=20),
-           size=st.integers(1_000, 2_000_000), seed=st.integers(0, 2**32 - 1))
+    @given(pieces=PIECES, size=st.integers(1_000, 2_000_000), seed=st.integers(0, 2**32 - 1))
     @hypothesis_settings(max_examples=max(1, examples // 10), deadline=None, database=None,
                          suppress_health_check=list(HealthCheck))
     def recall_long(pieces, size, seed):
         findings.count("Memory.recall (long)")
-        rng = random.Random(seed)
-        text = " ".join(rng.choice(pieces) for _ in range(size // 8 + 1))[:size]
+        text = long_text(pieces, size, seed)
         started = time.perf_counter()
-        try:
-            block = mem.recall(user, text).render()
-            parse_block(block)
-        except PegasusError:
-            return
-        except Exception:  # noqa: BLE001
-            findings.add("Memory.recall (long)",
-                         f"{len(text)} characters, {text[:200]!r}…\n"
-                         f"{traceback.format_exc(limit=3)}")
+        if (finding := recall_finding(mem, user, text)) is not None:
+            findings.add("Memory.recall (long)", finding)
             return
         took = time.perf_counter() - started
         if took > LONG_RECALL_S:
@@ -241,36 +256,44 @@ def mutated(source: list[bytes]) -> st.SearchStrategy[list[bytes]]:
     return build()
 
 
-def fuzz_import(mem, findings: Findings, examples: int, source: list[bytes]) -> None:
-    folder = Path(tempfile.mkdtemp(prefix="pegasus-fuzz-"))
+def leftovers(mem, user: str) -> bool:
+    """Whether a refused import left anything: a staging partition, or the target written."""
+    return bool(mem.store.query("transfer/stagings")
+                or mem.store.query("transfer/target_state", user_id=user)[0]["holds"])
 
-    def leftovers(user: str) -> bool:
-        return bool(mem.store.query("transfer/stagings")
-                    or mem.store.query("transfer/target_state", user_id=user)[0]["holds"])
+
+def import_finding(mem, path: Path, lines: list[bytes], replace: bool) -> str | None:
+    """What is wrong with importing these lines into a new partition: None for a one-line
+    refusal that wrote nothing, or an import whose export is exactly the file (then
+    forgotten again, so its ids are free for the next file)."""
+    user = f"fuzz-imp-{uuid.uuid4().hex[:8]}"
+    path.write_bytes(b"".join(lines))
+    try:
+        mem.import_memory(user, path, replace=replace)
+    except PegasusError as exc:
+        if "\n" in str(exc) or leftovers(mem, user):
+            return f"unclean refusal: {str(exc)[:200]}"
+        return None
+    except Exception:  # noqa: BLE001
+        return f"{lines!r:.500}\n{traceback.format_exc(limit=3)}"
+    wanted = comparable([json.loads(line) for line in lines if line.strip()])
+    got = comparable([json.loads(line) for line in mem.export(user, with_turns=True)])
+    mem.forget_everything(user)
+    if got != wanted:
+        return f"not exact: {sorted(set(wanted) ^ set(got))!r:.500}"
+    return None
+
+
+def fuzz_import(mem, findings: Findings, examples: int, source: list[bytes]) -> None:
+    path = Path(tempfile.mkdtemp(prefix="pegasus-fuzz-")) / "import.jsonl"
 
     @given(lines=mutated(source), replace=st.booleans())
     @hypothesis_settings(max_examples=examples, deadline=None, database=None,
                          suppress_health_check=list(HealthCheck))
     def import_(lines, replace):
         findings.count("Memory.import_memory")
-        user = f"fuzz-imp-{uuid.uuid4().hex[:8]}"
-        path = folder / "import.jsonl"
-        path.write_bytes(b"".join(lines))
-        try:
-            mem.import_memory(user, path, replace=replace)
-        except PegasusError as exc:
-            if "\n" in str(exc) or leftovers(user):
-                findings.add("Memory.import_memory", f"unclean refusal: {str(exc)[:200]}")
-            return
-        except Exception:  # noqa: BLE001
-            findings.add("Memory.import_memory", f"{lines!r:.500}\n"
-                         f"{traceback.format_exc(limit=3)}")
-            return
-        wanted = comparable([json.loads(line) for line in lines if line.strip()])
-        got = comparable([json.loads(line) for line in mem.export(user, with_turns=True)])
-        if got != wanted:
-            findings.add("Memory.import_memory", f"not exact: {sorted(set(wanted) ^ set(got))!r:.500}")
-        mem.forget_everything(user)  # its ids are free for the next file
+        if (finding := import_finding(mem, path, lines, replace)) is not None:
+            findings.add("Memory.import_memory", finding)
 
     import_()
 
