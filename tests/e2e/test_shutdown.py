@@ -42,6 +42,7 @@ def test_sigterm_exits_within_the_grace_and_the_next_start_finishes_the_close(
         process.wait(timeout=120)
         took = time.monotonic() - asked
     output = log.read_text()
+    print(f"exited {took:.1f} s after SIGTERM, status {process.returncode}")
     assert took < grace, (took, output[-2000:])
     # uvicorn ends by raising the signal it caught again: killed by SIGTERM, after its shutdown
     assert process.returncode in (0, -signal.SIGTERM), output[-2000:]
