@@ -67,6 +67,17 @@ def _header(answer: bytes, name: bytes) -> bytes | None:
     return None
 
 
+def scope_of(route: str) -> dict:
+    """The ASGI scope of a chunked POST to `route` with the test's key."""
+    return {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
+            "method": "POST", "scheme": "http", "path": route, "raw_path": route.encode(),
+            "query_string": b"", "root_path": "", "client": ("127.0.0.1", 1),
+            "server": ("127.0.0.1", 80), "state": {},
+            "headers": [(b"authorization", f"Bearer {KEY_A}".encode()),
+                        (b"content-type", b"application/json"),
+                        (b"transfer-encoding", b"chunked")]}
+
+
 def chunked(data: bytes, size: int = 4096) -> Iterator[bytes]:
     """A body httpx sends without a Content-Length (Transfer-Encoding: chunked)."""
     for start in range(0, len(data), size):
@@ -136,14 +147,7 @@ def test_a_body_without_a_declared_size_is_refused_as_it_passes_the_limit(settin
         async def send(message: dict) -> None:
             sent.append(message)
 
-        scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
-                 "method": "POST", "scheme": "http", "path": route, "raw_path": route.encode(),
-                 "query_string": b"", "root_path": "", "client": ("127.0.0.1", 1),
-                 "server": ("127.0.0.1", 80), "state": {},
-                 "headers": [(b"authorization", f"Bearer {KEY_A}".encode()),
-                             (b"content-type", b"application/json"),
-                             (b"transfer-encoding", b"chunked")]}
-        asyncio.run(app(scope, receive, send))
+        asyncio.run(app(scope_of(route), receive, send))
         limit = limits["max_upload_bytes" if route == "/v1/memory/import" else
                        "max_request_bytes"]
         assert sent[0]["status"] == 413
@@ -153,3 +157,32 @@ def test_a_body_without_a_declared_size_is_refused_as_it_passes_the_limit(settin
         assert message.startswith(f"the request body is over this route's limit of {limit:,}")
         assert pulled == limit // 4096 + 1  # the chunk that passed the limit, and no more
         assert memory.memories(user_id) == []
+
+
+def test_a_client_hanging_up_mid_upload_is_no_server_error(settings, user_id, caplog):
+    """Counted and logged as 499 (client closed request), not as a 500 with an error line."""
+    import logging
+
+    from prometheus_client.exposition import generate_latest
+
+    from pegasus import Memory
+
+    caplog.set_level(logging.INFO, logger="pegasus")
+    with Memory(settings.model_copy(update={"api_keys": {KEY_A: user_id}})) as memory:
+        app = create_app(memory)
+        messages = iter([{"type": "http.request", "body": b'{"type": "hea', "more_body": True},
+                         {"type": "http.disconnect"}])
+
+        async def receive() -> dict:
+            return next(messages)
+
+        async def send(message: dict) -> None:
+            pass
+
+        asyncio.run(app(scope_of("/v1/memory/import"), receive, send))
+        got = samples(generate_latest(app.state.metrics.registry).decode())
+    logged = [r for r in caplog.records if r.name.startswith("pegasus")]
+    assert [r.getMessage() for r in logged if r.levelno >= logging.ERROR] == []
+    assert "POST /v1/memory/import 499" in "\n".join(r.getMessage() for r in logged)
+    assert got[("pegasus_http_requests_total", (
+        ("method", "POST"), ("route", "/v1/memory/import"), ("status", "499")))] == 1

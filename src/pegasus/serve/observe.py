@@ -14,12 +14,16 @@ from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Request
+from starlette.requests import ClientDisconnect
 from starlette.responses import Response
 
 from pegasus.serve.http import error
 from pegasus.serve.metrics import METHODS
 
 access = logging.getLogger("pegasus.access")
+# What a request the client abandoned is counted and logged as (nginx's "client closed request");
+# no one receives the answer.
+CLIENT_CLOSED = 499
 log = logging.getLogger("pegasus.serve")
 
 
@@ -46,6 +50,8 @@ def add_middleware(app: FastAPI) -> None:
         method = request.method if request.method in METHODS else "other"
         try:
             response = await call_next(request)
+        except ClientDisconnect:  # the client hung up mid-body (an upload): not a server error
+            response = Response(status_code=CLIENT_CLOSED)
         except Exception as exc:  # a bug: answered here, so it is counted and logged by kind
             log.error("%s %s failed: %s", method, route_of(request), kind_of(exc))
             response = error(500, "internal error (the server logged its kind)", "server_error")
