@@ -318,7 +318,9 @@ def fuzz_operation(operation, findings: Findings, examples: int) -> None:
 
 
 def fuzz_http(app, findings: Findings, examples: int) -> None:
-    schema = schemathesis.openapi.from_asgi("/openapi.json", app)
+    # The schema's request starts the app's lifespan again (a health probe, the backlog): on a
+    # loaded machine that passed schemathesis's default 10 s.
+    schema = schemathesis.openapi.from_asgi("/openapi.json", app, timeout=120)
     for result in schema.get_all_operations():
         fuzz_operation(result.ok(), findings, examples)
 
