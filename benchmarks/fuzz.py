@@ -335,7 +335,6 @@ def main() -> None:
                                                 "type": "tool_call"}])
     findings, rounds = Findings(), 0
     logging.getLogger("pegasus").addHandler(findings)
-    began = time.monotonic()
     llm = GenericFakeChatModel(messages=itertools.repeat(finish))
     upstream = StubUpstream()
     upstream.CHUNK_DELAY_S = 0.0
@@ -346,7 +345,10 @@ def main() -> None:
         app = create_app(mem)
         source = export_file(mem)
         with TestClient(app):
-            while time.monotonic() - began < args.minutes * 60:
+            # The fuzzing's own time (a throwaway server can take minutes to start on a busy
+            # machine), and at least one round.
+            began = time.monotonic()
+            while rounds == 0 or time.monotonic() - began < args.minutes * 60:
                 rounds += 1
                 fuzz_python(mem, findings, args.examples)
                 fuzz_import(mem, findings, args.examples, source)
