@@ -180,8 +180,8 @@ class _Taken:
 
 def check(path: Path, store: Store | None = None, user_id: str | None = None) -> Header:
     """Read the whole file once without writing; its header. Refuses records out of order, a
-    memory whose end is no exported entity, two self nodes, and (given the store and the user
-    it goes to) an id another user's partition holds."""
+    memory whose end or a conversation whose mention is no exported entity, two self nodes,
+    and (given the store and the user it goes to) an id another user's partition holds."""
     header, place, selves = None, 0, 0
     entity_ids: set[str] = set()
     taken = _Taken(store, user_id) if store is not None and user_id is not None else None
@@ -207,6 +207,13 @@ def check(path: Path, store: Store | None = None, user_id: str | None = None) ->
                 if end not in entity_ids:
                     raise InvalidExportError(f"line {number} (memory): source_id/target_id: "
                                              f"{end!r} is no entity of the file")
+        elif isinstance(record, ConversationRecord):
+            # A mention is a link to an entity: one the file does not hold could not be
+            # written, and the import would not be exact (found by benchmarks.fuzz).
+            for mention in record.mentions:
+                if mention not in entity_ids:
+                    raise InvalidExportError(f"line {number} (conversation): mentions: "
+                                             f"{mention!r} is no entity of the file")
         if taken is not None and not isinstance(record, ConversationRecord):
             taken.add(number, record.type, record.id)
     if header is None:
