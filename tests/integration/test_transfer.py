@@ -157,3 +157,24 @@ def test_export_without_turns_leaves_them_out(settings, user_id):
         withturns = {r["id"]: r for r in lines(mem, user_id) if r["type"] == "conversation"}
         assert withturns["c4"]["turns"] == [{"role": "user", "content": "how is Northwind going"}]
         assert withturns["c1"]["turns"] == []  # remembered over 7 days ago: past retention
+
+
+def test_an_entity_merged_past_one_batchs_limits_exports_and_stops_at_its_own(
+        settings, user_id, monkeypatch):
+    # Found by the fuzz: each commit may add 50 aliases and merges add them up, while the
+    # export refused an entity with more than 50, so that user could not export at all.
+    from pegasus.merge import planner
+    monkeypatch.setattr(planner, "MAX_ENTITY_ALIASES", 120)
+    monkeypatch.setattr(planner, "MAX_ENTITY_PROPERTIES", 70)
+    with Memory(settings) as mem:
+        for round_ in range(3):
+            report = mem.commit(user_id, f"c{round_}", {"entities": [{
+                "name": "Sarah", "kind": "PERSON",
+                "aliases": [f"Sarah {round_}-{i}" for i in range(50)],
+                "properties": {f"p{round_}_{i}": i for i in range(30)}}]}, at=T1)
+        assert report.notes == ["'Sarah' holds its 120 aliases and 70 properties at most: "
+                                "50 more not added"]
+        [sarah] = [r for r in lines(mem, user_id) if r["type"] == "entity"]
+        assert len(sarah["aliases"]) == 120 and sarah["aliases"][-1] == "Sarah 2-19"
+        assert len(sarah["properties"]) == 70 and "p2_9" in sarah["properties"]
+        assert "p2_10" not in sarah["properties"]

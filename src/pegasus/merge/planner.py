@@ -27,7 +27,14 @@ from pegasus.extract.clean import clamp_confidence
 from pegasus.merge.plan import EdgePlan, ResolvedRelation, StoredEdge, plan_edges
 from pegasus.merge.records import AbsorbedEntity, EntityBefore, MergeFields
 from pegasus.merge.rules import Pool, StoredEntity, band, match
-from pegasus.models.batch import CleanBatch, CleanEntity, ConversationIn, Dropped
+from pegasus.models.batch import (
+    MAX_ENTITY_ALIASES,
+    MAX_ENTITY_PROPERTIES,
+    CleanBatch,
+    CleanEntity,
+    ConversationIn,
+    Dropped,
+)
 from pegasus.models.reports import CommitReport, MergeOutcome
 from pegasus.settings import Settings
 from pegasus.text import fold, is_placeholder
@@ -218,11 +225,27 @@ class _Resolver:
         Returns the batch's copy of it, the one to go on with."""
         target = self.pool.edit(target.id)
         forms = set(target.forms())
+        full = 0
         for form in [proposed.name, *proposed.aliases]:
-            if fold(form) not in forms and not is_placeholder(form):
-                target.aliases.append(form)
-                forms.add(fold(form))
-        target.properties = {**target.properties, **proposed.properties}
+            if fold(form) in forms or is_placeholder(form):
+                continue
+            if len(target.aliases) >= MAX_ENTITY_ALIASES:
+                full += 1
+                continue
+            target.aliases.append(form)
+            forms.add(fold(form))
+        properties = {**target.properties, **proposed.properties}
+        if len(properties) > MAX_ENTITY_PROPERTIES:
+            added = [k for k in proposed.properties if k not in target.properties]
+            room = max(0, MAX_ENTITY_PROPERTIES - len(target.properties))
+            for key in added[room:]:
+                del properties[key]
+            full += len(added) - room
+        if full:
+            self.report.notes.append(
+                f"{target.name!r} holds its {MAX_ENTITY_ALIASES} aliases and "
+                f"{MAX_ENTITY_PROPERTIES} properties at most: {full} more not added")
+        target.properties = properties
         target.confidence = max(target.confidence, proposed.confidence)
         if target.provisional and not proposed.provisional:
             target.provisional = False  # a real sighting confirms a provisional node

@@ -18,6 +18,10 @@ MAX_LABEL_CHARS = 100  # a relation label before cleaning (a clean one is 1-4 wo
 MAX_WORD_CHARS = 40  # kind, stability, cardinality, status
 MAX_SNIPPET_CHARS = 2000  # snippet and evidence
 MAX_PROPERTIES = 50
+# What one stored entity holds: merges add a batch's forms and properties up, to this; past it a
+# merge keeps what the entity has and says so in the commit's notes (design §5).
+MAX_ENTITY_ALIASES = 500
+MAX_ENTITY_PROPERTIES = 500
 MAX_PROPERTY_KEY_CHARS = 64
 MAX_PROPERTY_VALUE_CHARS = 2000  # every string inside a property value
 MAX_SUMMARY_CHARS = 4000

@@ -13,7 +13,7 @@ from pegasus.embed import Embedder
 from pegasus.errors import PegasusError
 from pegasus.merge.records import AbsorbedEntity, EdgeBetween, EntityBefore, MergeFields
 from pegasus.merge.rules import StoredEntity
-from pegasus.models.batch import MAX_ALIASES
+from pegasus.models.batch import MAX_ENTITY_ALIASES
 from pegasus.models.reports import Correction
 from pegasus.ownership.refs import entity_name, one_edge, resolve_entity
 from pegasus.portable import encode_props
@@ -92,8 +92,8 @@ def edit_aliases(tx: ManagedTransaction, embedder: Embedder, user_id: str, ref: 
             notes.append(f"{alias!r} already names it")
             continue
         entity.aliases.append(alias)
-    if len(entity.aliases) > MAX_ALIASES:
-        raise PegasusError(f"an entity has at most {MAX_ALIASES} aliases; nothing was changed")
+    if len(entity.aliases) > MAX_ENTITY_ALIASES:
+        raise PegasusError(f"an entity has at most {MAX_ENTITY_ALIASES} aliases; nothing was changed")
     _save(tx, embedder, user_id, now, entity, had)
     return Correction(action="aliases", entity_id=entity.id, name=entity.name,
                       aliases=entity.aliases, notes=notes)

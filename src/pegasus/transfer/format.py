@@ -21,8 +21,8 @@ from pydantic import (
 
 from pegasus.merge import records
 from pegasus.models.batch import (
-    MAX_ALIASES,
-    MAX_PROPERTIES,
+    MAX_ENTITY_ALIASES,
+    MAX_ENTITY_PROPERTIES,
     MAX_SUMMARY_CHARS,
     MAX_TAG_CHARS,
     MAX_TAGS,
@@ -82,9 +82,9 @@ class EntityRecord(_Record):
     id: Id
     name: Name
     kind: Kind
-    aliases: list[Name] = Field(default_factory=list, max_length=MAX_ALIASES)
+    aliases: list[Name] = Field(default_factory=list, max_length=MAX_ENTITY_ALIASES)
     properties: dict[PropertyKey, PropertyValue] = Field(default_factory=dict,
-                                                         max_length=MAX_PROPERTIES)
+                                                         max_length=MAX_ENTITY_PROPERTIES)
     confidence: Confidence | None = None
     conversations: Ids = Field(default_factory=list)
     provisional: bool = False
