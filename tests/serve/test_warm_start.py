@@ -63,7 +63,7 @@ def test_the_start_runs_every_query_of_the_first_proxied_turn_in_its_shape(setti
         warmed = {(name, params) for name, params, _ in ran}
         rehearsed = {user for name, _, user in ran if name in TURN_QUERIES}
         ran.clear()
-        assert chat(client).headers.get("X-Pegasus-Memory") is None
+        assert chat(client).status_code == 200
         first = {(name, params) for name, params, user in ran
                  if user == alice and name in TURN_QUERIES}
     assert {name for name, _ in first} == TURN_QUERIES
