@@ -262,7 +262,8 @@ class Memory:
             for nobody in sorted(blanks):
                 conversation = " " * 25  # a derived conversation id's size
                 query("read/conversation_turns", user_id=nobody, conversation_id=conversation)
-                for model in ("gpt-4o", "gpt-4o-mini"):  # model names of both usual sizes
+                # model names of both usual sizes, and none (the reply's recording names none)
+                for model in ("gpt-4o", "gpt-4o-mini", None):
                     self._record_turns(query, nobody, conversation, turn, now, "proxy", model)
                 rehearse_recall(self.recall_engine, query, nobody, now)
 
