@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterator
+import math
+from collections.abc import Iterable, Iterator
 from datetime import datetime
-from functools import cached_property
+from functools import cached_property, partial
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -43,10 +44,11 @@ from pegasus.models.reports import (
 )
 from pegasus.models.views import EntityView, MemoryEdge, MemoryHistory, MergeRecord
 from pegasus.ownership.forget import forget_staged
-from pegasus.recall.engine import Explained, RecallEngine, RecallParams
+from pegasus.recall.engine import Explained, Query, RecallEngine, RecallParams
+from pegasus.recall.warm import rehearse as rehearse_recall
 from pegasus.settings import Settings
 from pegasus.snippets import backfill_sightings
-from pegasus.store import Store
+from pegasus.store import Store, run
 from pegasus.vectors import keep_current
 from pegasus.write.merge_records import merge_records, upgrade_stored
 
@@ -245,6 +247,28 @@ class Memory:
 
     # --- conversations recorded turn by turn (the proxy, the Opencode plugin) --------------
 
+    def warm(self, user_ids: Iterable[str] = ("user",)) -> None:
+        """Run every query a proxied turn runs (its conversation found, its turn recorded, its
+        recall) for partitions no user can hold, keeping nothing: planned now, they do not cost
+        the first request its memory budget (#36). Neo4j plans apart for each size of an id
+        (rounded up to a power of ten): `user_ids` are the users expected, one blank id (which
+        _check_id refuses) of each of their sizes is rehearsed."""
+        now = aware(None)
+        turn = [{"role": "user", "content": "warm up"}]
+        blanks = {" " * 10 ** math.ceil(math.log10(max(len(u), 1))) for u in user_ids}
+
+        def turns_of_nobody(tx: neo4j.ManagedTransaction) -> None:
+            query = partial(run, tx)
+            for nobody in sorted(blanks):
+                conversation = " " * 25  # a derived conversation id's size
+                query("read/conversation_turns", user_id=nobody, conversation_id=conversation)
+                # model names of both usual sizes, and none (the reply's recording names none)
+                for model in ("gpt-4o", "gpt-4o-mini", None):
+                    self._record_turns(query, nobody, conversation, turn, now, "proxy", model)
+                rehearse_recall(self.recall_engine, query, nobody, now)
+
+        self.store.rehearse(turns_of_nobody)
+
     def conversation_state(self, user_id: str, conversation_id: str) -> dict[str, Any]:
         """{exists, status, turns (JSON strings), committed, close_attempts, close_error}."""
         return self.store.query("read/conversation_turns", user_id=user_id,
@@ -258,6 +282,12 @@ class Memory:
         `model`: the model the client talks to (the proxy knows it), kept for extraction.
         TooLargeError, with nothing recorded, for a turn over max_turn_chars or a transcript
         that would pass max_transcript_chars (counted as recorded, JSON text)."""
+        return self._record_turns(self.store.execute, user_id, conversation_id, turns, at,
+                                  source, model)
+
+    def _record_turns(self, query: Query, user_id: str, conversation_id: str,
+                      turns: list[dict[str, Any]], at: datetime | None, source: str,
+                      model: str | None) -> int:
         self._check_turn_sizes(turns)
         rows = [{"id": t.get("id"), "json": json.dumps(
                     {"role": t["role"], "content": t["content"]}, ensure_ascii=False)}
@@ -265,9 +295,8 @@ class Memory:
         limit = self.settings.max_transcript_chars
         if sum(len(r["json"]) for r in rows) > limit:
             raise TooLargeError(f"these turns pass the transcript limit ({limit} characters)")
-        row = self.store.execute("write/record_turns", user_id=user_id,
-                                 conversation_id=conversation_id, turns=rows, source=source,
-                                 model=model, now=aware(at), max_chars=limit)[0]
+        row = query("write/record_turns", user_id=user_id, conversation_id=conversation_id,
+                    turns=rows, source=source, model=model, now=aware(at), max_chars=limit)[0]
         if not row["fits"]:
             raise TooLargeError(
                 f"conversation {conversation_id!r} would pass the transcript limit ({limit} "

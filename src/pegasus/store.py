@@ -230,6 +230,16 @@ class Store:
                 return session.execute_write(fn)
         return self._retrying(work)
 
+    def rehearse(self, fn: Callable[[ManagedTransaction], object]) -> None:
+        """Run `fn` in one write transaction that is rolled back: Neo4j plans and runs its
+        queries (their plans cached for later), and nothing is kept. Not retried."""
+        with self._session() as session:
+            tx = session.begin_transaction()
+            try:
+                fn(tx)  # type: ignore[arg-type] - an explicit transaction runs queries alike
+            finally:
+                tx.rollback()
+
     def query(self, name: str, **params: Any) -> list[dict[str, Any]]:
         """One named read query in its own transaction."""
         return self.read(lambda tx: run(tx, name, **params))

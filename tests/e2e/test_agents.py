@@ -326,3 +326,60 @@ def test_with_no_llm_each_cli_tells_the_person_once(agents, stub, neo4j_env, set
         with Memory(settings) as memory:
             assert wait_for(lambda: memory.conversation_state(user_id, session)
                             ["awaiting_extraction"])
+
+
+def pane(session: str) -> str:
+    """What the person sees in a tmux pane, wrapped lines joined."""
+    shown = subprocess.run(["tmux", "capture-pane", "-p", "-J", "-t", session],
+                           capture_output=True, text=True, timeout=30)
+    return shown.stdout
+
+
+def test_interactive_claude_code_under_tmux_shows_the_notice_once(agents, stub, neo4j_env,
+                                                                  user_id, tmp_path):
+    """#36: the interactive Claude Code, driven in a tmux pane, shows the hook's notice (no
+    LLM) on the session's first prompt, and not again on the next."""
+    tmux = shutil.which("tmux")
+    assert tmux, "tmux not found: apt-get install tmux"
+    env = {**{k: v for k, v in neo4j_env.items() if not k.startswith("PEGASUS_LLM_")},
+           "PEGASUS_API_KEYS": json.dumps({KEY: user_id}),
+           "PEGASUS_HOME": str(tmp_path / "pegasus-home")}
+    notice = "memories are not being formed"
+    home = tmp_path / "home"
+    project = home / "project"
+    project.mkdir(parents=True)
+    key = "model-key-for-the-stub-0001"
+    # What a person who has used Claude Code has already answered: onboarding done, this key
+    # approved (by its last 20 characters), the project folder trusted.
+    (home / ".claude.json").write_text(json.dumps({
+        "hasCompletedOnboarding": True, "theme": "dark",
+        "customApiKeyResponses": {"approved": [key[-20:]], "rejected": []},
+        "projects": {str(project): {"hasTrustDialogAccepted": True}}}))
+    (home / "settings.json").write_text(json.dumps(hooks_config(), indent=2))
+    session = f"pegasus-{user_id}"
+    with pegasus_serve(env, tmp_path / "serve.log") as url:
+        cli_env = {**hook_env(home, url), "ANTHROPIC_BASE_URL": stub.url,
+                   "ANTHROPIC_API_KEY": key, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+                   "TERM": "xterm-256color"}
+        command = ["env", *(f"{k}={v}" for k, v in cli_env.items()), str(CLAUDE),
+                   "--model", "claude-sonnet-4-5", "--settings", str(home / "settings.json")]
+        subprocess.run([tmux, "new-session", "-d", "-s", session, "-x", "200", "-y", "50",
+                        "-c", str(project), *command], check=True, timeout=30)
+        try:
+            assert wait_for(lambda: "for shortcuts" in pane(session)), pane(session)
+            for answered, message in enumerate((FIRST, SECOND), start=1):
+                subprocess.run([tmux, "send-keys", "-t", session, "-l", message], check=True,
+                               timeout=30)
+                # Keys that arrive at once are taken as a paste, Enter included (a new line):
+                # the person presses Enter after typing.
+                time.sleep(2)
+                subprocess.run([tmux, "send-keys", "-t", session, "Enter"], check=True,
+                               timeout=30)
+                assert wait_for(lambda m=message: any(
+                    m in json.dumps(b) for b in stub.received_messages)), pane(session)
+                assert wait_for(lambda n=answered: pane(session).count(REPLY) >= n), \
+                    pane(session)
+            time.sleep(2)  # the second prompt's hook has answered: anything it shows is up
+            assert pane(session).count(notice) == 1, pane(session)
+        finally:
+            subprocess.run([tmux, "kill-session", "-t", session], timeout=30)

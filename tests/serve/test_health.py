@@ -95,3 +95,23 @@ def test_an_upstream_failure_is_counted(settings, user_id):
                            json={"model": "m", "messages": [{"role": "user", "content": "hi"}]})
         assert failed.status_code == 502
         assert samples(http.get("/metrics").text)[("pegasus_upstream_errors_total", ())] == 1
+
+
+def test_a_close_awaiting_extraction_is_counted_as_awaiting_not_empty(client):
+    """#36: a close no LLM could extract is its own outcome; `empty` stays for closes with
+    nothing to extract (here: no user turn)."""
+    http, memory, _ = client
+    auth = {"Authorization": f"Bearer {KEY}"}
+    assert not memory.has_llm
+    for conversation, role in (("told", "user"), ("silent", "assistant")):
+        recorded = http.post("/v1/memory/turns", headers=auth, json={
+            "conversation_id": conversation, "turns": [{"role": role, "content": "hello"}]})
+        assert recorded.status_code == 200, recorded.text
+        assert http.post(f"/v1/conversations/{conversation}/close",
+                         headers=auth).status_code == 202
+    http.app.state.conversations.wait()
+    got = samples(http.get("/metrics").text)
+    closes = {outcome: got[("pegasus_closes_total", (("outcome", outcome),))]
+              for outcome in ("extracted", "awaiting", "empty", "failed", "skipped")}
+    assert closes == {"extracted": 0, "awaiting": 1, "empty": 1, "failed": 0, "skipped": 0}
+    assert got[("pegasus_closes_awaiting_extraction", ())] >= 1

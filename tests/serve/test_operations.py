@@ -115,7 +115,7 @@ def test_a_failing_background_loop_is_logged_counted_and_goes_on(settings, user_
     errors = "pegasus_background_errors_total"
     assert got[(errors, (("kind", "TransientError"), ("loop", "idle_sweep")))] == 1
     assert got[(errors, (("kind", "RuntimeError"), ("loop", "idle_sweep")))] == 1
-    assert got[("pegasus_closes_total", (("outcome", "empty"),))] == 1  # no LLM configured
+    assert got[("pegasus_closes_total", (("outcome", "awaiting"),))] == 1  # no LLM configured
     assert len(calls) >= 3
     logged = "\n".join(r.getMessage() for r in caplog.records)
     assert "idle_sweep failed, tried again later: TransientError at test_operations.py" in logged

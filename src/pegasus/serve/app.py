@@ -68,6 +68,11 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     app.state.upstream = client
     app.state.anthropic_upstream = anthropic_client
     await app.state.health.check()  # the first answer of /readyz is already known
+    if not app.state.health.neo4j_down:
+        try:  # planned now, recall's queries do not cost the first request its memory
+            await run_in_threadpool(memory.warm, app.state.keys.users)
+        except Exception as exc:  # noqa: BLE001 - a cold first recall only goes slower
+            log.warning("warming the queries of a proxied turn failed: %s", kind_of(exc))
     if memory.has_llm:  # what closed while no LLM was configured, in order, once each
         app.state.conversations.extract_backlog()
     tasks = background.start(app)

@@ -182,18 +182,21 @@ class Conversations:
                             self.metrics.commits.inc()
                         result["remembered"] = report.model_dump(mode="json",
                                                                  exclude_defaults=True)
-                    elif not state["awaiting_extraction"]:
-                        # Marked before the close lands: a crash in between retries the close.
-                        self.memory.await_extraction(user_id, conversation_id, source.why, at)
-                        # Not which one: ids may hold the user's words (privacy.md, "Logs").
-                        log.warning("closed a conversation without extracting it, kept "
-                                    "awaiting extraction: %s", source.why)
+                    else:
                         result["awaiting_extraction"] = source.why
+                        if not state["awaiting_extraction"]:
+                            # Marked before the close lands: a crash in between retries the
+                            # close (counted `awaiting` again, logged once).
+                            self.memory.await_extraction(user_id, conversation_id, source.why,
+                                                         at)
+                            # Not which one: ids may hold the user's words (privacy.md, "Logs").
+                            log.warning("closed a conversation without extracting it, kept "
+                                        "awaiting extraction: %s", source.why)
                 result["reinforced"] = self.memory.close_conversation(user_id, conversation_id,
                                                                       at=at)
             remembered = result["remembered"]
             self._count("extracted" if remembered and not remembered.get("skipped")
-                        else "empty")
+                        else "awaiting" if "awaiting_extraction" in result else "empty")
             return result
         except Exception as exc:
             if not self._stopping.is_set():  # a close cut off by the shutdown is released

@@ -30,10 +30,11 @@ COMMIT_ROUTES = {"/v1/memory/commit", "/v1/memory/remember"}
 # Any other method a client sends is counted as `other`: a label copied from the request
 # would let anyone create series without end.
 METHODS = {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
-# Of a close: extracted (a batch committed), empty (nothing to extract: no LLM, no user
-# turn, or nothing said worth keeping), failed (the attempt raised; tried again later),
-# skipped (another worker holds it, or it is no longer closing). Others add their own value.
-CLOSE_OUTCOMES = ("extracted", "empty", "failed", "skipped")
+# Of a close: extracted (a batch committed), awaiting (no LLM or no model for it: kept
+# awaiting extraction, #36), empty (nothing to extract: no user turn, nothing said worth
+# keeping, or already committed), failed (the attempt raised; tried again later), skipped
+# (another worker holds it, or it is no longer closing). Others add their own value.
+CLOSE_OUTCOMES = ("extracted", "awaiting", "empty", "failed", "skipped")
 
 
 class Metrics:
@@ -56,7 +57,7 @@ class Metrics:
         self.commits = Counter("pegasus_commits", "Conversations committed (API, closes)",
                                registry=self.registry)
         self.closes = Counter("pegasus_closes", "Close attempts run by this server, by outcome "
-                              "(extracted, empty, failed, skipped)", ["outcome"],
+                              "(extracted, awaiting, empty, failed, skipped)", ["outcome"],
                               registry=self.registry)
         self.background_errors = Counter(
             "pegasus_background_errors", "Exceptions in this server's background work, by loop "
