@@ -12,7 +12,7 @@ import pegasus.memory
 import pegasus.recall.engine
 import pegasus.store
 from pegasus import Memory
-from tests.serve.test_proxy import KEY_A, RECALLS, memory_messages, proxy, remember_samples
+from tests.serve.test_proxy import KEY_A, RECALLS, proxy, remember_samples
 
 # What a proxied turn runs before its answer: its conversation found, its turn recorded, recall.
 TURN_QUERIES = {"read/conversation_turns", "write/record_turns", "read/partition_state",
@@ -74,13 +74,3 @@ def test_the_start_runs_every_query_of_the_first_proxied_turn_in_its_shape(setti
     kept = raw_driver.execute_query("MATCH (n) WHERE trim(n.user_id) = '' RETURN count(n) AS n")
     assert kept.records[0]["n"] == 0
 
-
-def test_the_first_recall_after_a_cold_start_is_served_with_memory(settings, alice,
-                                                                    raw_driver):
-    raw_driver.execute_query("CALL db.clearQueryCaches()")
-    with proxy(settings, [alice]) as (client, stub, _, _):
-        raw = chat(client)
-        assert raw.status_code == 200
-        assert "X-Pegasus-Memory" not in raw.headers  # neither skipped nor partial
-        [block] = memory_messages(stub.received[-1])
-    assert "Sarah" in block and "Northwind" in block
