@@ -124,6 +124,10 @@ def _settings(uri: str, auth: tuple[str, str] | None, **overrides) -> Settings:
     # Tests commit at fixed past instants: a decay pass at the real clock, started by a served
     # app, would fade their edges underneath them. The test of the schedule turns it on.
     overrides.setdefault("decay_in_serve", False)
+    # The proxy's memory budget (1.5 s) guards a user's chat against a stalled store; on a
+    # loaded test machine a recall can pass it by chance, and the proxy tests check what
+    # memory is injected. The budget's own tests set it.
+    overrides.setdefault("proxy_memory_budget_s", 60.0)
     return Settings(neo4j_uri=uri, neo4j_user=user, neo4j_password=password, **overrides)
 
 
@@ -160,7 +164,7 @@ def neo4j_env(migrated_server) -> dict[str, str]:
     """The environment a subprocess needs to reach the session's server (auth included)."""
     uri, auth = migrated_server
     env = {**os.environ, "NEO4J_URI": uri, "HF_HUB_OFFLINE": "1",
-           "PEGASUS_DECAY_IN_SERVE": "false"}
+           "PEGASUS_DECAY_IN_SERVE": "false", "PEGASUS_PROXY_MEMORY_BUDGET_S": "60"}
     if auth:
         env["NEO4J_USER"], env["NEO4J_PASSWORD"] = auth
     return env

@@ -1,32 +1,33 @@
 """Merge review runs before the write transaction (design §6): a slow reviewer blocks no one."""
 
 import threading
-import time
 
 from pegasus import Memory
 from tests.helpers import edges, entities, rel
 
 
 class SleepyReviewer:
-    """Answers by candidate name; the first review takes `sleep_s`."""
+    """Answers by candidate name; the first review lasts until `release` is set (or
+    `sleep_s`): the test decides when it ends, so no timing a busy machine can break."""
 
     def __init__(self, answers: dict[str, float], sleep_s: float) -> None:
         self.answers, self.sleep_s = answers, sleep_s
         self.calls: list[list[str]] = []
         self.reviewing, self.woke = threading.Event(), threading.Event()
+        self.release = threading.Event()
 
     def review(self, proposed, candidates, conversation):
         self.calls.append(sorted(c.entity.name for c in candidates))
         if len(self.calls) == 1:
             self.reviewing.set()
-            time.sleep(self.sleep_s)
+            self.release.wait(self.sleep_s)
             self.woke.set()
         return {c.entity.id: self.answers.get(c.entity.name, 0.0) for c in candidates}
 
 
 def test_a_slow_review_holds_up_no_commit_and_no_recall(settings, raw_driver, user_id):
     other = f"{user_id}-other"
-    reviewer = SleepyReviewer({"Sarah Kim": 0.95, "Sarah Kimball": 0.1}, sleep_s=5.0)
+    reviewer = SleepyReviewer({"Sarah Kim": 0.95, "Sarah Kimball": 0.1}, sleep_s=300.0)
     with Memory(settings) as plain, Memory(settings, reviewer=reviewer,
                                            embedder=plain.embedder) as reviewed:
         plain.commit(user_id, "c1", {"entities": [{"name": "Sarah Kim", "kind": "PERSON"}],
@@ -47,6 +48,7 @@ def test_a_slow_review_holds_up_no_commit_and_no_recall(settings, raw_driver, us
                                      "relations": [rel("User", "WORKS_WITH", "Sarah Kimball",
                                                        "I work with Sarah Kimball")]})
         assert not reviewer.woke.is_set()  # all three finished during the review
+        reviewer.release.set()
         slow.join(120)
     assert "I know Sarah Kim from climbing" in recall.context
     report = outcome["report"]

@@ -53,6 +53,7 @@ class StubUpstream:
         self.received_messages: list[dict] = []
         self.received_responses: list[dict] = []
         self.fail_with: int | None = None
+        self.last_chunk_sent_at: float | None = None  # time.monotonic(), chat completions
         self.app = FastAPI()
         self.app.post("/v1/chat/completions")(self.completions)
         self.app.get("/v1/models")(self.models)
@@ -79,6 +80,8 @@ class StubUpstream:
                      "model": body["model"],
                      "choices": [{"index": 0, "delta": {"content": piece},
                                   "finish_reason": "stop" if i == len(self.CHUNKS) - 1 else None}]}
+            if i == len(self.CHUNKS) - 1:
+                self.last_chunk_sent_at = time.monotonic()
             yield f"data: {json.dumps(chunk)}\n\n"
             await asyncio.sleep(self.CHUNK_DELAY_S)
         yield "data: [DONE]\n\n"
