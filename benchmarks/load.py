@@ -371,6 +371,8 @@ def main() -> None:
                                   f"p95 {row['p95'] * 1000:.0f} ms errors {row['errors']}",
                                   flush=True)
                     rss[name] += worker_rss(server.pid)
+                    # Written after every configuration: a run cut short keeps what it measured.
+                    args.results.write_text(json.dumps({"runs": runs, "rss_mib": rss}, indent=1))
                     if repeat == 0 and folder is None and workers == args.workers[0]:
                         through, direct = asyncio.run(proxy_overhead(base, stub,
                                                                      next(iter(keys))))
