@@ -117,11 +117,12 @@ CALL (nodes) {
            THEN $co_episode_bonus ELSE 0.0 END}) AS scored
 }
 // 3. The nodes that offer their edges: the $expand_nodes hottest at least $expand_threshold,
-// the self node left out (ties by id).
+// the self node left out; ties in the order the activation listed them (as Python's stable
+// sort chose them when this was done in Python: the blocks stay the same).
 CALL (scored) {
-  UNWIND scored AS n
-  WITH n WHERE n.id <> coalesce($self_id, '') AND n.score >= $expand_threshold
-  WITH n ORDER BY n.score DESC, n.id LIMIT $expand_nodes
+  UNWIND range(0, size(scored) - 1) AS i
+  WITH scored[i] AS n, i WHERE n.id <> coalesce($self_id, '') AND n.score >= $expand_threshold
+  WITH n, i ORDER BY n.score DESC, i LIMIT $expand_nodes
   RETURN collect(n.id) AS expand
 }
 // 4. The memory edges a recall may show (docs/design.md, "Recall"): the current edges of the

@@ -1,6 +1,6 @@
 // Seed candidates (design §7.3), with what a recall needs of the partition (read/partition_state):
-// whether the user has keys, and the self node's names (design §7.1), so that a recall's first
-// search is also its first read (design §7, "Round trips"). For each word vector (already
+// whether the user has keys, and the self node's names (design §7.1), so that a search on its
+// own (`RecallEngine.seeds`) needs no other statement. For each word vector (already
 // centred on the model's fixed centre), the user's nearest keys in the key_centred vector
 // index, filtered to the user inside the index; none when the user has no keys. The index
 // scores cosine as (1 + cos) / 2; `score` is the cosine itself, which is the seed score.

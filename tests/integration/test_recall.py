@@ -304,12 +304,11 @@ def test_a_read_log_write_that_fails_is_tried_again_and_keeps_the_order(
     assert [entry.split("/")[1] for entry in log] == first.edge_ids + second.edge_ids
 
 
-def test_a_recall_reads_in_two_statements_and_the_users_own_name_seeds_nothing(
-        mem, settings, user_id, monkeypatch):
-    """Design §7, "Round trips": a message of up to `recall_words` content words is one seed
-    search, which also reads the partition, then one walk; the user's own name ("Bill") is
-    searched but dropped, so it seeds what the message without it seeds. A longer message reads
-    the partition first (its words are cut after the user's are dropped)."""
+def test_a_recall_reads_in_three_statements_and_the_users_own_name_seeds_nothing(
+        mem, user_id, monkeypatch):
+    """Design §7, "Round trips": a recall is the partition, one seed search and one walk (the
+    spread, the bonus, the hottest nodes and the candidates in one statement); the user's own
+    name ("Bill") is dropped before the search, so it seeds what the message without it seeds."""
     import pegasus.recall.engine as engine_module
 
     run, calls = engine_module.run, []
@@ -320,13 +319,8 @@ def test_a_recall_reads_in_two_statements_and_the_users_own_name_seeds_nothing(
 
     monkeypatch.setattr(engine_module, "run", counted)
     named = mem.recall_engine.explain(user_id, "Bill argued with his boss Sarah", T0)
-    assert calls == ["read/seed_keys", "read/recall_walk"]
+    assert calls == ["read/partition_state", "read/seed_keys", "read/recall_walk"]
     plain = mem.recall_engine.explain(user_id, "argued with his boss Sarah", T0)
     assert named.words == plain.words and "bill" not in named.words
     assert named.seeds.entity_scores == plain.seeds.entity_scores
     assert named.seeds.entity_scores and named.recall.context == plain.recall.context
-    calls.clear()
-    with Memory(settings.model_copy(update={"recall_words": 2})) as short:
-        cut = short.recall_engine.explain(user_id, "Bill argued with his boss Sarah", T0)
-    assert calls == ["read/partition_state", "read/seed_keys", "read/recall_walk"]
-    assert "bill" not in cut.words and len(cut.words) == 2
