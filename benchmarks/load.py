@@ -5,15 +5,16 @@ throughput, p50 and p95 per level, errors, each worker's RSS; the latency the pr
 calling the stub directly; where one recall's time goes, stage by stage.
 
     python -m benchmarks.load [--users 20] [--requests 200] [--levels 1 4 16] [--repeats 3]
-                              [--baseline DIR]
+                              [--baseline DIR] [--results FILE]
 
 Every configuration (worker count, and with --baseline the code: DIR is another checkout,
-e.g. `git archive main | tar -x -C DIR`, whose serve runs beside this one's in the same run) is
-started fresh, warmed up, then measured; configurations run in alternating order (1, 2 then
-2, 1 …) `--repeats` times, and the tables give the median run and the min–max. The machine's
-facts (cores, memory, CPU, load average, where Neo4j runs) are read, not written.
+e.g. `git worktree add --detach DIR main`, whose serve runs beside this one's in the same run,
+its src/ first on PYTHONPATH) is started fresh, warmed up, then measured; configurations run
+in alternating order (1, 2 then 2, 1 …) `--repeats` times, and the tables give the median run
+and the min–max. The machine's facts (cores, memory, CPU, where Neo4j runs) are read, not
+written, and the load average is read before every level and shown beside its figures.
 Neo4j is a throwaway server on this machine (or NEO4J_URI); every request goes to 127.0.0.1.
-Writes the "Load" section of docs/benchmarks.md.
+Writes every level's figures to --results (JSON) and the "Load" section of docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -92,6 +93,7 @@ async def level(base: str, keys: dict[str, str], names: dict[str, list[str]], co
             if answer.status_code >= 400:
                 errors.append(f"{kind} {answer.status_code}")
 
+    load = os.getloadavg()[0]
     began = time.perf_counter()
     limits = httpx.Limits(max_connections=concurrency + 4)
     async with httpx.AsyncClient(base_url=base, timeout=120, limits=limits) as http:
@@ -102,6 +104,7 @@ async def level(base: str, keys: dict[str, str], names: dict[str, list[str]], co
             "p50": percentile(every, 0.5), "p95": percentile(every, 0.95),
             "recall_p50": percentile(latencies["recall"], 0.5),
             "recall_p95": percentile(latencies["recall"], 0.95), "errors": len(errors),
+            "load": load, "requests": len(every),
             "error_kinds": sorted(set(errors))}
 
 
@@ -243,7 +246,8 @@ def tables(runs: list[dict], levels: list[int]) -> list[str]:
     for mix in MIXES:
         lines += ["", f"**{mix}**", "",
                   "| serve | concurrency | requests/s | p50 ms | p95 ms | recall p50 ms "
-                  "| recall p95 ms | errors |", "|---|---|---|---|---|---|---|---|"]
+                  "| recall p95 ms | errors | load average |",
+                  "|---|---|---|---|---|---|---|---|---|"]
         for config in configs:
             for concurrency in levels:
                 rows = [r for r in runs if r["config"] == config and r["mix"] == mix
@@ -257,38 +261,51 @@ def tables(runs: list[dict], levels: list[int]) -> list[str]:
                     f"| {spread([r['recall_p50'] for r in rows], 1000, 0)} "
                     f"| {spread([r['recall_p95'] for r in rows], 1000, 0)} "
                     f"| {sum(r['errors'] for r in rows)} "
-                    f"{', '.join(sorted({k for r in rows for k in r['error_kinds']}))} |")
+                    f"{', '.join(sorted({k for r in rows for k in r['error_kinds']}))} "
+                    f"| {spread([r['load'] for r in rows])} |")
     return lines
 
 
 def ratios(runs: list[dict], concurrency: int) -> list[str]:
-    """Each configuration's throughput at `concurrency` against the first's, per mix: the
-    ratio of medians, and the min–max of the repeat-by-repeat ratios."""
-    configs = list(dict.fromkeys(r["config"] for r in runs))
+    """Throughput at `concurrency`, per mix: each configuration against the one that differs
+    from it only in its worker count (the fewest workers), and only in its code (the baseline);
+    the ratio of medians, and the min–max of the repeat-by-repeat ratios."""
+    def rates(code: str, workers: int, mix: str) -> list[float]:
+        return [r["throughput"] for r in sorted(runs, key=lambda r: r["repeat"])
+                if (r["code"], r["workers"], r["mix"], r["concurrency"])
+                == (code, workers, mix, concurrency)]
+
+    codes = list(dict.fromkeys(r["code"] for r in runs))
+    counts = sorted({r["workers"] for r in runs})
+    pairs = [((code, n), (code, counts[0])) for code in codes for n in counts[1:]]
+    pairs += [((codes[-1], n), (codes[0], n)) for n in counts if len(codes) > 1]
     lines = []
     for mix in MIXES:
-        def rates(config: str, mix: str = mix) -> list[float]:
-            return [r["throughput"] for r in sorted(runs, key=lambda r: r["repeat"])
-                    if r["config"] == config and r["mix"] == mix
-                    and r["concurrency"] == concurrency]
-        first = rates(configs[0])
-        for config in configs[1:]:
-            other = rates(config)
+        for (code, n), (base_code, base_n) in pairs:
+            other, first = rates(code, n, mix), rates(base_code, base_n, mix)
             if first and other:
                 paired = [b / a for a, b in zip(first, other, strict=False)]
-                lines.append(f"- {mix}, concurrency {concurrency}: {config} against "
-                             f"{configs[0]} × {statistics.median(other) / statistics.median(first):.2f}"
-                             f" (repeat by repeat {min(paired):.2f}–{max(paired):.2f})")
+                lines.append(
+                    f"- {mix}, concurrency {concurrency}: {label(code, n, len(codes))} against "
+                    f"{label(base_code, base_n, len(codes))} "
+                    f"×{statistics.median(other) / statistics.median(first):.2f} "
+                    f"(repeat by repeat {min(paired):.2f}–{max(paired):.2f})")
     return lines
 
 
-def configurations(workers: list[int], baseline: Path | None) -> list[tuple[str, str | None, int]]:
-    """(label, extra source folder or None, worker count) for every configuration."""
+def label(code: str, workers: int, codes: int) -> str:
+    """A configuration's name in the tables: its worker count, and its code when two run."""
+    count = f"{workers} worker{'s' if workers > 1 else ''}"
+    return f"{code}, {count}" if codes > 1 else count
+
+
+def configurations(workers: list[int], baseline: Path | None
+                   ) -> list[tuple[str, str, str | None, int]]:
+    """(label, code, extra source folder or None, worker count) for every configuration."""
     codes: list[tuple[str, str | None]] = [("this", None)]
     if baseline is not None:
-        codes.insert(0, (baseline.name, str(baseline.resolve())))
-    return [(f"{code}, {n} worker{'s' if n > 1 else ''}" if baseline else
-             f"{n} worker{'s' if n > 1 else ''}", folder, n)
+        codes.insert(0, (f"baseline ({baseline.name})", str(baseline.resolve())))
+    return [(label(code, n, len(codes)), code, folder, n)
             for code, folder in codes for n in workers]
 
 
@@ -303,7 +320,9 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=60, help="requests before measuring")
     parser.add_argument("--baseline", type=Path,
                         help="another checkout whose serve runs beside this one's")
-    parser.add_argument("--no-write", action="store_true")
+    parser.add_argument("--results", type=Path, default=Path("load-results.json"),
+                        help="every level's figures, as JSON")
+    parser.add_argument("--no-write", action="store_true", help="leave docs/benchmarks.md")
     args = parser.parse_args()
     rng = random.Random(7)
     keys = {f"key-load-{i:04d}": f"load-user-{i}" for i in range(args.users)}
@@ -332,7 +351,7 @@ def main() -> None:
         seed = 0
         for repeat in range(args.repeats):
             order = configs if repeat % 2 == 0 else configs[::-1]
-            for label, folder, workers in order:
+            for name, code, folder, workers in order:
                 here = env if folder is None else {
                     **env, "PYTHONPATH": f"{folder}/src:{folder}:{env.get('PYTHONPATH', '')}"}
                 base, server = start_serve(here, workers)
@@ -344,14 +363,16 @@ def main() -> None:
                             done = finished_extractions(extractions)
                             row = asyncio.run(level(base, keys, names, concurrency,
                                                     args.requests, seed, weights))
-                            row.update(config=label, mix=mix, repeat=repeat,
+                            row.update(config=name, code=code, workers=workers, mix=mix, repeat=repeat,
                                        extracted=finished_extractions(extractions) - done)
                             runs.append(row)
-                            print(f"ROW {label} {mix} c={concurrency} "
+                            print(f"ROW {name} {mix} c={concurrency} "
                                   f"{row['throughput']:.1f}/s p50 {row['p50'] * 1000:.0f} "
                                   f"p95 {row['p95'] * 1000:.0f} ms errors {row['errors']}",
                                   flush=True)
-                    rss[label] += worker_rss(server.pid)
+                    rss[name] += worker_rss(server.pid)
+                    # Written after every configuration: a run cut short keeps what it measured.
+                    args.results.write_text(json.dumps({"runs": runs, "rss_mib": rss}, indent=1))
                     if repeat == 0 and folder is None and workers == args.workers[0]:
                         through, direct = asyncio.run(proxy_overhead(base, stub,
                                                                      next(iter(keys))))
@@ -361,11 +382,15 @@ def main() -> None:
         profile = stage_profile(mem, next(iter(keys.values())), names[next(iter(keys.values()))])
         facts = machine_facts(mem.settings.neo4j_uri)
     load_after = os.getloadavg()
+    args.results.write_text(json.dumps({
+        "machine": facts, "load_before": load_before, "load_after": load_after,
+        "rss_mib": rss, "proxy_s": [through, direct], "profile_s": profile, "runs": runs},
+        indent=1))
     extracted = sum(r["extracted"] for r in runs if r["mix"] == "mixed")
     lines = [f"Machine: {facts}. Load average (1 min) {load_before[0]:.1f} before the run, "
-             f"{load_after[0]:.1f} after: the machine is shared (during round 4, with seven "
-             "other engineers' tests and benchmarks), so absolute figures move between runs; "
-             "compare configurations within this run.", "",
+             f"{load_after[0]:.1f} after (and beside every figure below): the machine is shared "
+             "with other engineers' tests and benchmarks, so absolute figures move between "
+             "runs; compare configurations within this run.", "",
              f"{args.users} users of 200 synthetic edges each; per configuration: serve started, "
              f"{args.warmup} mixed requests to warm it up (not measured), then {args.requests} "
              "requests per level and mix; configurations in alternating order, "
@@ -375,11 +400,11 @@ def main() -> None:
              f"extracts with a scripted model in the serve process: {extracted} extractions "
              "finished during the measured mixed levels).",
              *tables(runs, args.levels), "",
-             "Throughput against the first configuration:", "",
+             "Throughput ratios (same run, configurations alternating):", "",
              *ratios(runs, max(args.levels)), "",
              "RSS per worker after the levels (MiB, every worker of every repeat): "
-             + "; ".join(f"{label}: median {statistics.median(v):.0f}, max {max(v):.0f}"
-                         for label, v in rss.items()) + ".", "",
+             + "; ".join(f"{config}: median {statistics.median(v):.0f}, max {max(v):.0f}"
+                         for config, v in rss.items()) + ".", "",
              f"A chat turn through the proxy: median {through * 1000:.0f} ms, against "
              f"{direct * 1000:.1f} ms straight to the stub (the proxy adds "
              f"{1000 * (through - direct):.0f} ms: the turn recorded, a recall, the reply "

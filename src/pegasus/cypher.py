@@ -63,7 +63,7 @@ def _expand(text: str, within: tuple[str, ...] = ()) -> str:
 
 @cache
 def load(name: str) -> str:
-    """The text of `cypher/<name>.cypher`, e.g. `load("read/activation")`, with every use of a
+    """The text of `cypher/<name>.cypher`, e.g. `load("read/recall_walk")`, with every use of a
     fragment, `@current(r)`, replaced by that fragment for the variable `r` (design, "Current
     edges"): a fixed text of the repository, never user data."""
     return _expand(_read(name))

@@ -39,7 +39,7 @@ def test_the_wheel_carries_cypher_and_samples(tmp_path):
     probe = subprocess.run([str(python), "-c", (
         "import pegasus, pegasus.cypher as c; from pegasus.demo import samples; "
         "print(pegasus.__file__); print(c.cypher_dir()); print(len(c.migrations())); "
-        "import hashlib; print(hashlib.sha256(c.load('read/activation').encode()).hexdigest()); "
+        "import hashlib; print(hashlib.sha256(c.load('read/recall_walk').encode()).hexdigest()); "
         "print(len(samples()))")],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert probe.returncode == 0, probe.stderr
@@ -47,8 +47,8 @@ def test_the_wheel_carries_cypher_and_samples(tmp_path):
     assert module.startswith(str(venv)) and folder.startswith(str(venv))
     assert int(migrations) == len(cypher.migrations())
     # the installed copy loads the same query, its fragments (cypher/fragments) expanded
-    assert activation == hashlib.sha256(cypher.load("read/activation").encode()).hexdigest()
-    assert "@current(" not in cypher.load("read/activation")
+    assert activation == hashlib.sha256(cypher.load("read/recall_walk").encode()).hexdigest()
+    assert "@current(" not in cypher.load("read/recall_walk")
     assert sample_count == "3"
 
 

@@ -3,6 +3,7 @@
 import contextlib
 from datetime import UTC, datetime
 
+import numpy as np
 import pytest
 
 from pegasus import Memory
@@ -259,3 +260,27 @@ def test_a_label_seed_reaches_only_current_edges_of_that_type(graph, user_id):
         reached, crossed = mem.recall_engine.activate(
             user_id, Seeds({}, {label: 0.9}, []), NOW, None)
         assert reached == [] and crossed == [], label
+
+
+def test_the_walk_adds_the_co_episode_bonus_and_offers_the_hottest_nodes_edges(
+        graph, user_id, raw_driver):
+    """read/recall_walk (design §7.7): +bonus once to each reached non-seed node sharing a
+    conversation with a hot node (the seed U is hot), none to the seed nor to a node of another
+    conversation; the candidates are the current edges of the `expand_nodes` hottest nodes,
+    the self node left out."""
+    mem, ids = graph
+    raw_driver.execute_query(
+        "MATCH (n:Entity {user_id: $u, name: 'X1'}) SET n.conversations = ['c9']", u=user_id)
+    engine, seeds = mem.recall_engine, Seeds({ids["U"]: 1.0}, {}, [])
+    plain, _ = engine.activate(user_id, seeds, NOW, None)
+    reached, _, found = engine.walk(user_id, seeds, NOW, ids["U"], np.zeros(384), None, False,
+                                    0.0, 1, 0.15)
+    before = {n.name: n.score for n in plain}
+    after = {n.name: n.score for n in reached}
+    assert after.keys() == before.keys() and {"U", "X1", "A"} <= before.keys()
+    assert after["U"] == before["U"] and after["X1"] == before["X1"]
+    assert all(after[n] == before[n] + 0.15 for n in before if n not in ("U", "X1"))
+    hottest = max((n for n in after if n != "U"), key=after.__getitem__)
+    assert hottest == "A"
+    assert sorted((c.source, c.label, c.target) for c in found) == sorted(
+        (a, label, b) for a, label, b, _ in EDGES if hottest in (a, b))

@@ -62,14 +62,14 @@ def test_a_transient_lost_connection_during_recall_is_retried(settings, user_id,
 
         def flaky(tx, name, **params):
             calls.append(name)
-            if name == "read/activation" and calls.count(name) == 1:
+            if name == "read/recall_walk" and calls.count(name) == 1:
                 raise ServiceUnavailable("connection reset by peer")
             return original(tx, name, **params)
 
         monkeypatch.setattr(store_module, "run", flaky)
         monkeypatch.setattr(engine_module, "run", flaky)  # recall's one read transaction
         again = mem.recall(user_id, "boss Sarah")
-    assert calls.count("read/activation") == 2  # failed once, retried once
+    assert calls.count("read/recall_walk") == 2  # failed once, retried once
     assert again.context == expected.context == ["my boss Sarah"]
     assert again.edge_ids == expected.edge_ids and len(again.edge_ids) == 1
 
@@ -91,7 +91,7 @@ def test_without_a_retry_window_a_lost_connection_is_a_clear_error(settings, use
 
         def flaky(tx, name, **params):
             calls.append(name)
-            if name == "read/activation":
+            if name == "read/recall_walk":
                 raise ServiceUnavailable("connection reset by peer")
             return original(tx, name, **params)
 
@@ -99,7 +99,7 @@ def test_without_a_retry_window_a_lost_connection_is_a_clear_error(settings, use
         monkeypatch.setattr(engine_module, "run", flaky)  # recall's one read transaction
         with pytest.raises(Neo4jUnavailableError, match="lost the connection"):
             mem.recall(user_id, "boss Sarah")
-    assert calls.count("read/activation") == 1
+    assert calls.count("read/recall_walk") == 1
 
 
 def test_an_llm_that_keeps_timing_out_leaves_the_extraction_resumable(settings, user_id):

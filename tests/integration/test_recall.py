@@ -302,3 +302,25 @@ def test_a_read_log_write_that_fails_is_tried_again_and_keeps_the_order(
     ).records[0]["log"]
     assert first.edge_ids and second.edge_ids
     assert [entry.split("/")[1] for entry in log] == first.edge_ids + second.edge_ids
+
+
+def test_a_recall_reads_in_three_statements_and_the_users_own_name_seeds_nothing(
+        mem, user_id, monkeypatch):
+    """Design §7, "Round trips": a recall is the partition, one seed search and one walk (the
+    spread, the bonus, the hottest nodes and the candidates in one statement); the user's own
+    name ("Bill") is dropped before the search, so it seeds what the message without it seeds."""
+    import pegasus.recall.engine as engine_module
+
+    run, calls = engine_module.run, []
+
+    def counted(tx, name, **params):
+        calls.append(name)
+        return run(tx, name, **params)
+
+    monkeypatch.setattr(engine_module, "run", counted)
+    named = mem.recall_engine.explain(user_id, "Bill argued with his boss Sarah", T0)
+    assert calls == ["read/partition_state", "read/seed_keys", "read/recall_walk"]
+    plain = mem.recall_engine.explain(user_id, "argued with his boss Sarah", T0)
+    assert named.words == plain.words and "bill" not in named.words
+    assert named.seeds.entity_scores == plain.seeds.entity_scores
+    assert named.seeds.entity_scores and named.recall.context == plain.recall.context

@@ -138,7 +138,7 @@ def test_a_failing_recall_never_fails_the_chat(served, two_users, path, body, se
     run = engine_module.run
 
     def failing(tx, name, **params):  # recall's reads run in one transaction (design §7)
-        if name == "read/recall_candidates":
+        if name == "read/recall_walk":
             raise neo4j.exceptions.ClientError("injected")
         return run(tx, name, **params)
 

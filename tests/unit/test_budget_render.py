@@ -1,7 +1,7 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pegasus.recall.budget import Reached, co_episode_bonus, fire
+from pegasus.recall.budget import Reached, fire
 from pegasus.settings import Settings
 
 S = Settings()
@@ -37,14 +37,6 @@ def test_unused_reverse_slots_backfill_forward_and_vice_versa():
 def test_below_threshold_never_fires_and_seeds_count_as_forward():
     fired = fire_([node("s", 1.0, "seed", hop=0), node("low", 0.29), node("edge", 0.30)])
     assert [n.name for n in fired] == ["s", "edge"]
-
-
-def test_co_episode_bonus_once_and_not_for_seeds():
-    seed = node("s", 1.0, "seed", convs=["c1"], hop=0)
-    warm = node("w", 0.2, convs=["c1", "c2"])
-    cold = node("c", 0.1, convs=["c9"])
-    co_episode_bonus([seed, warm, cold], S.co_episode_threshold, S.co_episode_bonus)
-    assert warm.score == 0.2 + 0.15 and cold.score == 0.1 and seed.score == 1.0
 
 
 @given(st.lists(st.tuples(st.floats(0, 3), st.sampled_from(["seed", "forward", "reverse"])),

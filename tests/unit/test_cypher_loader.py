@@ -109,8 +109,7 @@ def test_what_current_means_is_written_once():
     spelled = [p.name for p in _query_files() if by_hand.search(p.read_text())]
     assert spelled == []
     users = sorted(p.stem for p in _query_files() if "@current(" in p.read_text())
-    assert users == ["activation", "entity_by_name", "entity_neighbourhood",
-                     "recall_candidates"]
+    assert users == ["entity_by_name", "entity_neighbourhood", "recall_walk"]
 
 
 def test_the_decay_formula_is_written_once():
@@ -139,14 +138,13 @@ def test_a_fragment_edit_reaches_every_query_that_uses_it(tmp_path, monkeypatch)
     monkeypatch.setenv("PEGASUS_CYPHER_DIR", str(copy))
     cypher.load.cache_clear()
     try:
-        activation = cypher.load("read/activation")
-        assert "@current(" not in activation
-        # the label seeds, the degree and the spread of both hops
-        assert activation.count("NOT coalesce(x.retracted, false)") == 2
-        assert activation.count("NOT coalesce(r.retracted, false)") == 1
+        walk = cypher.load("read/recall_walk")
+        assert "@current(" not in walk
+        # the degree and the spread of both hops
+        assert walk.count("NOT coalesce(x.retracted, false)") == 2
+        # the label seeds, the expanded nodes' edges and the keyword hits
+        assert walk.count("NOT coalesce(r.retracted, false)") == 3
         assert "coalesce(r.retracted, false)" in cypher.load("read/entity_neighbourhood")
-        candidates = cypher.load("read/recall_candidates")
-        assert candidates.count("coalesce(r.retracted, false)") == 2
         assert cypher.fragment("current").startswith("((EDGE.user_id = $user_id AND")
     finally:
         cypher.load.cache_clear()

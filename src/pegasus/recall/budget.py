@@ -1,4 +1,4 @@
-"""Co-episode bonus and the firing budget (design §7.7–7.8). Pure."""
+"""The firing budget (design §7.8; the co-episode bonus of §7.7 is in read/recall_walk). Pure."""
 
 from __future__ import annotations
 
@@ -25,17 +25,6 @@ class Reached:
         if self.seed:
             return "seed"
         return "forward" if self.forward >= self.reverse else "reverse"
-
-
-def co_episode_bonus(nodes: list[Reached], threshold: float, bonus: float) -> None:
-    """+bonus once to each reached non-seed node sharing a conversation with a hot node."""
-    hot = [n for n in nodes if n.score >= threshold]
-    for node in nodes:
-        if node.seed:
-            continue
-        mine = set(node.conversations)
-        if any(other is not node and mine & set(other.conversations) for other in hot):
-            node.score += bonus
 
 
 def fire(

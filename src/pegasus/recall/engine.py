@@ -15,7 +15,7 @@ from pegasus.centring import centre
 from pegasus.centring import load as load_centre
 from pegasus.embed import Embedder, stored_vector, unpack_vector
 from pegasus.models.recall import FiredNode, Recall
-from pegasus.recall.budget import Reached, co_episode_bonus, fire
+from pegasus.recall.budget import Reached, fire
 from pegasus.recall.history import asks_about_past
 from pegasus.recall.rank import Candidate, Weights, choose, graph_scores, score
 from pegasus.recall.read_log import Read, ReadLogWriter, read_log_entry, write_reads
@@ -32,6 +32,23 @@ Query = Callable[..., list[dict[str, Any]]]
 def instant(epoch_seconds: int | None) -> datetime | None:
     """Epoch seconds as an aware UTC datetime (None stays None)."""
     return None if epoch_seconds is None else datetime.fromtimestamp(epoch_seconds, UTC)
+
+
+def partition_of(rows: list[dict[str, Any]]) -> Partition:
+    """The partition as read/partition_state or read/seed_keys return it (none: no keys)."""
+    if not rows:
+        return Partition(0, None, set())
+    row = rows[0]
+    names = [n for n in [row["self_name"], *(row["self_aliases"] or [])] if n]
+    return Partition(row["key_count"] or 0, row["self_id"],
+                     {w for name in names for w in content_words(name)})
+
+
+def names_user(word: str, partition: Partition) -> bool:
+    """Whether a content word is one of the user's own names: it resolves to the self node,
+    which never competes for the budget; it would otherwise seed every entity named after the
+    user (design §7.1)."""
+    return word in partition.self_words or word.removesuffix("'s") in partition.self_words
 
 
 @dataclass
@@ -104,19 +121,13 @@ class RecallEngine:
 
     def partition(self, user_id: str, query: Query | None = None) -> Partition:
         """Whether the user has keys, and their self node, read once per recall."""
-        rows = (query or self.store.query)("read/partition_state", user_id=user_id)
-        if not rows:
-            return Partition(0, None, set())
-        row = rows[0]
-        names = [n for n in [row["self_name"], *(row["self_aliases"] or [])] if n]
-        return Partition(
-            row["key_count"] or 0, row["self_id"],
-            {w for name in names for w in content_words(name)})
+        return partition_of((query or self.store.query)("read/partition_state", user_id=user_id))
 
     def search_keys(self, user_id: str, centred: np.ndarray, threshold: float,
-                    query: Query | None = None) -> tuple[KeySet, np.ndarray]:
+                    query: Query | None = None) -> tuple[Partition, KeySet, np.ndarray]:
         """Each word's nearest keys of this user from the key_centred index, deep enough that
-        no key scoring above `threshold` is left out (design §7.3, "Seeds from the index").
+        no key scoring above `threshold` is left out (design §7.3, "Seeds from the index"),
+        and the partition, read by the first search (design §7, "Round trips").
 
         A word's list is complete when the index returned fewer keys than asked (it holds no
         more of this user's), or its last key scores at most the threshold (everything after it
@@ -137,10 +148,15 @@ class RecallEngine:
         pending = list(range(len(centred)))
         found: dict[int, list[dict[str, Any]]] = {}
         needed = first
-        while pending:
-            rows = query(
+        partition: Partition | None = None
+        while pending or partition is None:
+            answer = query(
                 "read/seed_keys", user_id=user_id, n=depth,
                 words=[{"word": i, "vector": centred[i].tolist()} for i in pending])
+            partition = partition or partition_of(answer)
+            rows = answer[0]["keys"] if answer else []
+            if not partition.key_count:
+                break
             by_word: dict[int, list[dict[str, Any]]] = {i: [] for i in pending}
             for row in rows:
                 by_word[row["word"]].append(row)
@@ -172,7 +188,7 @@ class RecallEngine:
             for row in got:
                 scores[i, column[row["id"]]] = row["score"]
         rows = [keys[k] for k in ids]
-        return KeySet(ids=ids, kinds=[r["kind"] for r in rows],
+        return partition, KeySet(ids=ids, kinds=[r["kind"] for r in rows],
                       entity_ids=[r["entity_id"] for r in rows],
                       labels=[r["label"] for r in rows],
                       vectors=np.zeros((len(ids), 0))), scores
@@ -190,23 +206,27 @@ class RecallEngine:
         )
 
     def seeds(self, user_id: str, words: list[str], seed_threshold: float,
-              partition: Partition | None = None, vectors: np.ndarray | None = None,
-              exact: bool = False, query: Query | None = None) -> Seeds:
+              vectors: np.ndarray | None = None, exact: bool = False) -> Seeds:
         """Graded seeds of the words (design §7.2-7.4); the self node is never one.
 
         `exact=True` scores every key of the user in Python instead of asking the index: the
         oracle for tests and benchmarks."""
-        partition = partition or self.partition(user_id, query)
-        if not words or not partition.key_count:
+        if not words:
             return Seeds({}, {}, [])
         vectors = self.embedder.embed(words) if vectors is None else vectors
         mean, _ = load_centre(self.embedder.model_name, self.embedder.dimensions)
         if exact:
+            partition = self.partition(user_id)
             keys = self.exact_keys(user_id)
             scores = centre(vectors, mean) @ centre(keys.vectors, mean).T
         else:
-            keys, scores = self.search_keys(user_id, centre(vectors, mean), seed_threshold,
-                                            query)
+            partition, keys, scores = self.search_keys(user_id, centre(vectors, mean),
+                                                       seed_threshold)
+        return self.select(words, keys, scores, partition, seed_threshold)
+
+    def select(self, words: list[str], keys: KeySet, scores: np.ndarray, partition: Partition,
+               seed_threshold: float) -> Seeds:
+        """The seeds the words' key scores give (design §7.4-7.5), the self node left out."""
         if not keys.ids:
             return Seeds({}, {}, [])
         seeds = select_seeds(words, scores, keys, seed_threshold, self.settings.margin_top,
@@ -216,50 +236,53 @@ class RecallEngine:
 
     # --- the walk ------------------------------------------------------------------------
 
-    def activate(self, user_id: str, seeds: Seeds, now: datetime, self_id: str | None,
-                 query: Query | None = None) -> tuple[list[Reached], list[str]]:
+    def walk(self, user_id: str, seeds: Seeds, now: datetime, self_id: str | None,
+             message: np.ndarray, text: str | None, history: bool, expand_threshold: float,
+             expand_nodes: int, co_episode_bonus: float,
+             query: Query | None = None) -> tuple[list[Reached], list[str], list[Candidate]]:
+        """The activation from the seeds, the co-episode bonus, and the edges the hottest
+        reached nodes and the full-text `text` offer, in one Cypher call (design §7, "Round
+        trips"): (reached nodes, edges crossed, candidates scored against `message`)."""
+        s = self.settings
         rows = (query or self.store.query)(
-            "read/activation", user_id=user_id, now=now, spread=self.settings.spread_factor,
-            fanout=self.settings.fanout, hub_edges=self.settings.hub_edges,
-            hop2_sources=self.settings.hop2_sources,
+            "read/recall_walk", user_id=user_id, now=now, spread=s.spread_factor,
+            fanout=s.fanout, hub_edges=s.hub_edges, hop2_sources=s.hop2_sources,
             seeds=[{"id": i, "act": a} for i, a in seeds.entity_scores.items()],
             seed_labels=[{"label": lb, "act": a} for lb, a in seeds.labels.items()],
             anchors=[*seeds.entity_scores, *([self_id] if self_id else [])],
-            self_id=self_id)
+            self_id=self_id, co_episode_threshold=s.co_episode_threshold,
+            co_episode_bonus=co_episode_bonus, expand_threshold=expand_threshold,
+            expand_nodes=expand_nodes, query=text, text_limit=s.keyword_candidates,
+            history=history, faded=s.recall_faded)
         if not rows:
-            return [], []
+            return [], [], []
+        row = rows[0]
         reached = [
             Reached(id=n["id"], name=n["name"], kind=n["kind"], score=n["score"], hop=n["hop"],
                     seed=n["seed"], forward=n["forward"], reverse=n["reverse"],
                     conversations=list(n["conversations"]),
                     match_score=seeds.entity_scores.get(n["id"], 0.0))
-            for n in rows[0]["nodes"]
+            for n in row["nodes"]
         ]
-        return reached, list(dict.fromkeys(e for edges in rows[0]["crossed"] for e in edges))
-
-    def candidates(self, user_id: str, message: np.ndarray, words: list[str],
-                   expand: list[str], history: bool, now: datetime,
-                   query: Query | None = None) -> list[Candidate]:
-        """Edges of the reached nodes and edges whose snippets match the words, with the
-        keyword score from the full-text index and the meaning score against the message."""
-        s = self.settings
-        text = keyword_query(user_id, words)
-        if not expand and text is None:
-            return []
-        rows = (query or self.store.query)(
-            "read/recall_candidates", user_id=user_id, node_ids=expand, query=text,
-            text_limit=s.keyword_candidates, history=history, faded=s.recall_faded, now=now)
-        out = []
-        for r in rows:
-            dense = (float(unpack_vector(r["packed"]) @ message) if r["packed"] is not None
-                     else 0.0)
-            out.append(Candidate(
+        crossed = list(dict.fromkeys(e for edges in row["crossed"] for e in edges))
+        found = [
+            Candidate(
                 id=r["id"], source_id=r["source_id"], source=r["source"], label=r["label"],
                 target_id=r["target_id"], target=r["target"], snippet=r["snippet"] or "",
                 said_at=instant(r["said_at"]), until=instant(r["until"]),
-                since=instant(r["since"]),
-                text_score=r["text_score"] or 0.0, dense=dense))
-        return out
+                since=instant(r["since"]), text_score=r["text_score"] or 0.0,
+                dense=(float(unpack_vector(r["packed"]) @ message)
+                       if r["packed"] is not None else 0.0))
+            for r in row["candidates"]
+        ]
+        return reached, crossed, found
+
+    def activate(self, user_id: str, seeds: Seeds, now: datetime, self_id: str | None,
+                 query: Query | None = None) -> tuple[list[Reached], list[str]]:
+        """The spreading activation alone (no bonus, no candidates): tests and benchmarks."""
+        reached, crossed, _ = self.walk(
+            user_id, seeds, now, self_id, np.zeros(0), None, False, 0.0, 0, 0.0, query)
+        return reached, crossed
 
     def message_vector(self, text: str, word_vectors: np.ndarray) -> np.ndarray:
         """What the message means, for ranking: its own sentence embedding, or (setting
@@ -283,27 +306,32 @@ class RecallEngine:
         s = self.settings
         params = params or RecallParams.for_recall(s)
         text = head_and_tail(text, params.chars)  # a huge message costs what its ends cost (#35)
+        # The partition is read first and the user's own words dropped before the rest are
+        # embedded, as before round 4 session 2: searching every word and dropping the user's
+        # after saved this statement but moved 3 of 474 dev-set blocks (each asked with the
+        # user's name; decisions.md, "Recall in fewer round trips").
         partition = self.partition(user_id, query)
-        self_id = partition.self_id
-        # The user's own name resolves to the self node, which never competes for the budget:
-        # it would otherwise seed every entity named after the user (design §7.1).
-        words = head_and_tail([w for w in content_words(text) if w not in partition.self_words
-                      and w.removesuffix("'s") not in partition.self_words], params.words)
+        words = head_and_tail([w for w in content_words(text) if not names_user(w, partition)],
+                              params.words)
         if not partition.key_count:
             return Explained(words, Seeds({}, {}, []), [], [], [], Recall())
+        mean, _ = load_centre(self.embedder.model_name, self.embedder.dimensions)
         vectors = self.embedder.embed(words)
-        seeds = self.seeds(user_id, words, params.seed_threshold, partition, vectors,
-                           query=query)
-        reached, crossed = ([], []) if seeds.empty else self.activate(user_id, seeds, now,
-                                                                      self_id, query)
-        co_episode_bonus(reached, s.co_episode_threshold, s.co_episode_bonus)
+        _, keys, scores = self.search_keys(user_id, centre(vectors, mean), params.seed_threshold,
+                                           query)
+        self_id = partition.self_id
+        seeds = (self.select(words, keys, scores, partition, params.seed_threshold) if words
+                 else Seeds({}, {}, []))
+        text_query = keyword_query(user_id, words)
+        if seeds.empty and text_query is None:
+            return Explained(words, seeds, [], [], [], Recall())
+        reached, crossed, found = self.walk(
+            user_id, seeds, now, self_id, self.message_vector(text, vectors), text_query,
+            asks_about_past(text, now), params.expand_threshold, s.expand_nodes,
+            s.co_episode_bonus, query)
         others = [n for n in reached if n.id != self_id]
         fired = fire(others, params.fire_threshold, params.total, params.forward_slots,
                      params.reverse_slots)
-        expand = [n.id for n in sorted(others, key=lambda n: -n.score)
-                  if n.score >= params.expand_threshold][:s.expand_nodes]
-        found = self.candidates(user_id, self.message_vector(text, vectors), words, expand,
-                                asks_about_past(text, now), now, query)
         graph_scores(found, {n.id: n.score for n in reached}, self_id, seeds.labels)
         ranked = score(found, Weights(s.rank_keywords, s.rank_meaning, s.rank_graph,
                                       s.rank_fusion, s.rrf_k))

@@ -1,3 +1,9 @@
+// One recall's walk in one Cypher call (design §7, "Round trips"): the spreading activation,
+// the co-episode bonus, the hottest reached nodes, and the memory edges those nodes and the
+// message's words offer. Before round 4 session 2 these were two queries (read/activation and
+// read/recall_candidates) with the bonus and the choice of nodes in Python between them.
+//
+// 1. Activation.
 // Two-hop spreading activation (docs/design.md, "Recall"), both directions, over current edges
 // only (@current, cypher/fragments/current.cypher). A seed starts at its graded match
 // ($seeds: [{id, act}]; a relation label's act goes to both ends of its current edges, the
@@ -99,4 +105,69 @@ CALL (seeds, hop1, hop2) {
            score: score, forward: forward, reverse: reverse, hop: hop, seed: seed = 1
          }) AS nodes
 }
-RETURN nodes, hop1_edges + hop2_edges AS crossed
+// 2. The co-episode bonus (design §7.7): +$co_episode_bonus once to each reached non-seed
+// node that shares a conversation with another node at least $co_episode_threshold hot (hot
+// as the activation left it). `nodes` come back with it.
+CALL (nodes) {
+  WITH nodes, [n IN nodes WHERE n.score >= $co_episode_threshold] AS hot
+  UNWIND nodes AS n
+  RETURN collect(n {.*, score: n.score + CASE
+           WHEN NOT n.seed AND any(h IN hot WHERE h.id <> n.id
+                                   AND any(c IN n.conversations WHERE c IN h.conversations))
+           THEN $co_episode_bonus ELSE 0.0 END}) AS scored
+}
+// 3. The nodes that offer their edges: the $expand_nodes hottest at least $expand_threshold,
+// the self node left out; ties in the order the activation listed them (as Python's stable
+// sort chose them when this was done in Python: the blocks stay the same).
+CALL (scored) {
+  UNWIND range(0, size(scored) - 1) AS i
+  WITH scored[i] AS n, i WHERE n.id <> coalesce($self_id, '') AND n.score >= $expand_threshold
+  WITH n, i ORDER BY n.score DESC, i LIMIT $expand_nodes
+  RETURN collect(n.id) AS expand
+}
+// 4. The memory edges a recall may show (docs/design.md, "Recall"): the current edges of the
+// nodes chosen above, and the edges whose snippets the
+// full-text index finds for the message's words ($query, restricted to this user by its
+// user_key term; null for none). With $history, superseded edges found by their words join,
+// each with the date it ended. Dormant and expired edges are never walked nor expanded; with
+// $faded, their words bring them back (@recallable), an expired one with the day it ended.
+// One row per snippet of each edge (its own words and its other sightings'), each with its
+// keyword score; ranking shows an edge once, with its best.
+// One row comes back: the nodes (scored with the bonus), the edges crossed, the nodes expanded
+// and the candidates. Instants go out as epoch seconds: hydrating three driver DateTimes per row was most of a
+// recall's time.
+CALL (expand) {
+  CALL (expand) {
+    UNWIND expand AS node_id
+    MATCH (:Entity {user_id: $user_id, id: node_id})-[r]-(:Entity {user_id: $user_id})
+    WHERE @current(r)
+    RETURN r, null AS hit
+    UNION ALL
+    WITH 1 AS one WHERE $query IS NOT NULL
+    CALL db.index.fulltext.queryNodes('snippet_text', $query, {limit: $text_limit})
+      YIELD node, score
+    WITH node, score WHERE node.user_id = $user_id
+    // The snippet names both ends: its edge is found between them from the end with fewer
+    // edges (the self node's tens of thousands are never scanned).
+    MATCH (a:Entity {user_id: $user_id, id: node.source_id}),
+          (b:Entity {user_id: $user_id, id: node.target_id})
+    MATCH (a)-[r]->(b)
+    WHERE r.id = node.edge_id
+      AND (@current(r) OR $faded AND @recallable(r) OR $history AND @live(r))
+    RETURN r, {id: node.id, score: score} AS hit
+  }
+  WITH r, collect(hit) AS hits
+  MATCH (a:Entity)-[r]->(b:Entity)
+  OPTIONAL MATCH (s:Snippet {user_id: $user_id, edge_id: r.id})
+  WITH r, a, b, s, [h IN hits WHERE h.id = s.id | h.score] AS hit_scores
+  RETURN collect({
+           id: r.id, source_id: a.id, source: a.name, label: type(r), target_id: b.id,
+           target: b.name, snippet: coalesce(s.text, r.snippet),
+           said_at: coalesce(s.said_at, r.created_at).epochSeconds,
+           since: r.created_at.epochSeconds,
+           until: CASE WHEN r.superseded_at IS NOT NULL THEN r.superseded_at.epochSeconds
+                       WHEN r.expires_at <= $now THEN r.expires_at.epochSeconds END,
+           packed: s.embedding_f32, text_score: coalesce(hit_scores[0], 0.0)
+         }) AS candidates
+}
+RETURN scored AS nodes, hop1_edges + hop2_edges AS crossed, expand, candidates
