@@ -1,20 +1,33 @@
 // The memory edges a recall may show (docs/design.md, "Recall"): the current edges of the
-// reached nodes ($node_ids, the self node left out), and the edges whose snippets the
-// full-text index finds for the message's words ($query, restricted to this user by its
-// user_key term; null for none). With $history, superseded edges found by their words join,
-// each with the date it ended. Dormant and expired edges are never walked nor expanded; with
-// $faded, their words bring them back (@recallable), an expired one with the day it ended.
-// One row per snippet of each edge (its own words and its other sightings'), each with its
-// keyword score; ranking shows an edge once, with its best.
+// reached nodes ($node_ids, the self node left out), the edges whose snippets the full-text
+// index finds for the message's words ($query, restricted to this user by its user_key term;
+// null for none), and the edges of the $meaning_limit snippets nearest to the message's
+// meaning ($meaning, a unit vector; null for none) in the snippet_meaning index, filtered to
+// this user inside the index: a question often asks in other words than the memory said.
+// A snippet found by its words or its meaning is a direct cue. With $history, superseded edges
+// it finds join, each with the date it ended. Dormant and expired edges are never walked nor
+// expanded; with $faded, a snippet found brings them back (@recallable), an expired one with
+// the day it ended. One row per snippet of each edge (its own words and its other
+// sightings'), each with its keyword score; ranking shows an edge once, with its best.
+CYPHER 25
 CALL () {
   UNWIND $node_ids AS node_id
   MATCH (:Entity {user_id: $user_id, id: node_id})-[r]-(:Entity {user_id: $user_id})
   WHERE @current(r)
   RETURN r, null AS hit
   UNION ALL
-  WITH 1 AS one WHERE $query IS NOT NULL
-  CALL db.index.fulltext.queryNodes('snippet_text', $query, {limit: $text_limit})
-    YIELD node, score
+  CALL () {
+    WITH 1 AS one WHERE $query IS NOT NULL
+    CALL db.index.fulltext.queryNodes('snippet_text', $query, {limit: $text_limit})
+      YIELD node, score
+    RETURN node, score
+    UNION ALL
+    WITH 1 AS one WHERE $meaning IS NOT NULL
+    MATCH (node:Snippet)
+      SEARCH node IN (VECTOR INDEX snippet_meaning FOR $meaning WHERE node.user_id = $user_id
+                      LIMIT $meaning_limit)
+    RETURN node, null AS score
+  }
   WITH node, score WHERE node.user_id = $user_id
   // The snippet names both ends: its edge is found between them from the end with fewer
   // edges (the self node's tens of thousands are never scanned).
@@ -23,7 +36,7 @@ CALL () {
   MATCH (a)-[r]->(b)
   WHERE r.id = node.edge_id
     AND (@current(r) OR $faded AND @recallable(r) OR $history AND @live(r))
-  RETURN r, {id: node.id, score: score} AS hit
+  RETURN r, CASE WHEN score IS NOT NULL THEN {id: node.id, score: score} END AS hit
 }
 WITH r, collect(hit) AS hits
 MATCH (a:Entity)-[r]->(b:Entity)

@@ -161,6 +161,9 @@ class Settings(BaseSettings):
     expand_threshold: float = 0.30  # reached nodes at least this hot offer their edges
     expand_nodes: int = 8
     keyword_candidates: int = 50  # snippets asked of the full-text index per recall
+    # Snippets asked of the meaning (vector) index per recall, nearest to the message's
+    # meaning; 0 asks none (decisions.md, "Recall that generalises").
+    meaning_candidates: int = Field(default=20, ge=0)
     # Faded memories (dormant, expired) are never walked, but the message's own words may bring
     # them back, quoted with their date (design §7.6); False hides them from recall entirely.
     recall_faded: bool = True

@@ -240,15 +240,18 @@ class RecallEngine:
     def candidates(self, user_id: str, message: np.ndarray, words: list[str],
                    expand: list[str], history: bool, now: datetime,
                    query: Query | None = None) -> list[Candidate]:
-        """Edges of the reached nodes and edges whose snippets match the words, with the
-        keyword score from the full-text index and the meaning score against the message."""
+        """Edges of the reached nodes and edges whose snippets match the words or are nearest
+        to the message's meaning, with the keyword score from the full-text index and the
+        meaning score against the message."""
         s = self.settings
         text = keyword_query(user_id, words)
-        if not expand and text is None:
+        meaning = message.tolist() if s.meaning_candidates and message.any() else None
+        if not expand and text is None and meaning is None:
             return []
         rows = (query or self.store.query)(
             "read/recall_candidates", user_id=user_id, node_ids=expand, query=text,
-            text_limit=s.keyword_candidates, history=history, faded=s.recall_faded, now=now)
+            text_limit=s.keyword_candidates, meaning=meaning,
+            meaning_limit=s.meaning_candidates, history=history, faded=s.recall_faded, now=now)
         out = []
         for r in rows:
             dense = (float(unpack_vector(r["packed"]) @ message) if r["packed"] is not None
