@@ -265,8 +265,8 @@ class RecallEngine:
         return out
 
     def message_vector(self, text: str, word_vectors: np.ndarray) -> np.ndarray:
-        """What the message means, for ranking: its own sentence embedding, or (setting
-        `meaning_from_words`) the normalised mean of its word vectors, which costs nothing."""
+        """What the message means, for ranking and the meaning index: its own sentence
+        embedding, or (setting `meaning_from_words`) the normalised mean of its word vectors."""
         if self.settings.meaning_from_words:
             mean = word_vectors.mean(axis=0) if len(word_vectors) else np.zeros(
                 self.settings.embedding_dimensions)
