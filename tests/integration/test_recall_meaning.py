@@ -73,3 +73,40 @@ def test_snippets_written_before_the_meaning_index_get_its_vector_on_migrate(set
         for r in rows:
             assert np.allclose(np.array(r["v"]), unpack_vector(r["p"]))
         assert PUPPY in mem.recall(user_id, QUESTION, at=T0).context
+
+
+def _meaning_vectors(raw_driver, user: str) -> dict[str, bool]:
+    """Each snippet's text -> whether its index vector is its packed embedding."""
+    rows = raw_driver.execute_query(
+        "MATCH (s:Snippet {user_id: $u}) RETURN s.text AS t, s.embedding AS v, "
+        "s.embedding_f32 AS p", u=user).records
+    return {r["t"]: r["v"] is not None and bool(np.allclose(np.array(r["v"]),
+                                                           unpack_vector(r["p"])))
+            for r in rows}
+
+
+def test_every_write_of_a_snippets_words_keeps_its_meaning_vector(settings, user_id,
+                                                                  raw_driver, tmp_path):
+    """Commit, another sighting's words, forgetting the conversation whose words an edge
+    showed (the edge falls back to the other's), and an import: the vector the index holds is
+    always the one of the words the snippet holds."""
+    later = "Daisy turned two today and still steals socks"
+    with Memory(settings) as mem:
+        mem.commit(user_id, "c1", _pets(), at=T0)
+        mem.commit(user_id, "c2", {
+            "entities": [{"name": "Daisy", "kind": "THING"}],
+            "relations": [rel("User", "OWNS", "Daisy", snippet=later)]}, at=T0)
+        assert _meaning_vectors(raw_driver, user_id) == {
+            PUPPY: True, later: True, "the rent in Lisbon went up again this spring": True}
+        mem.forget_conversation(user_id, "c1", at=T0)
+        assert _meaning_vectors(raw_driver, user_id) == {later: True}
+        assert later in mem.recall(user_id, "does he have any animals?", at=T0).context
+        dump = tmp_path / "export.jsonl"
+        dump.write_text("".join(line.rstrip("\n") + "\n" for line in mem.export(user_id,
+                                                                                at=T0)))
+        # An id lives in one partition: the copy comes back after the original is gone.
+        mem.forget_everything(user_id, at=T0)
+        assert _meaning_vectors(raw_driver, user_id) == {}
+        mem.import_memory(user_id, dump, at=T0)
+        assert _meaning_vectors(raw_driver, user_id) == {later: True}
+        assert later in mem.recall(user_id, "does he have any animals?", at=T0).context
