@@ -3,12 +3,14 @@
 // index finds for the message's words ($query, restricted to this user by its user_key term;
 // null for none), and the edges of the $meaning_limit snippets nearest to the message's
 // meaning ($meaning, a unit vector; null for none) in the snippet_meaning index, filtered to
-// this user inside the index: a question often asks in other words than the memory said.
-// A snippet found by its words or its meaning is a direct cue. With $history, superseded edges
-// it finds join, each with the date it ended. Dormant and expired edges are never walked nor
-// expanded; with $faded, a snippet found brings them back (@recallable), an expired one with
-// the day it ended. One row per snippet of each edge (its own words and its other
-// sightings'), each with its keyword score; ranking shows an edge once, with its best.
+// this user inside the index (a question often asks in other words than the memory said),
+// whose cosine reaches $meaning_floor (an unrelated message finds nothing). With $history,
+// superseded edges found either way join, each with the date it ended. Dormant and expired
+// edges are never walked nor expanded; with $faded, a snippet found by its own words brings
+// them back (@recallable), an expired one with the day it ended. Meaning is association, as
+// the walk is, so it brings back no faded memory. One row per snippet of each edge (its own
+// words and its other sightings'), each with its keyword score; ranking shows an edge once,
+// with its best.
 CYPHER 25
 CALL () {
   UNWIND $node_ids AS node_id
@@ -26,6 +28,9 @@ CALL () {
     MATCH (node:Snippet)
       SEARCH node IN (VECTOR INDEX snippet_meaning FOR $meaning WHERE node.user_id = $user_id
                       LIMIT $meaning_limit)
+      SCORE AS similarity
+    // The index scores cosine as (1 + cos) / 2.
+    WITH node WHERE 2.0 * similarity - 1.0 >= $meaning_floor
     RETURN node, null AS score
   }
   WITH node, score WHERE node.user_id = $user_id
@@ -35,7 +40,8 @@ CALL () {
         (b:Entity {user_id: $user_id, id: node.target_id})
   MATCH (a)-[r]->(b)
   WHERE r.id = node.edge_id
-    AND (@current(r) OR $faded AND @recallable(r) OR $history AND @live(r))
+    AND (@current(r) OR $history AND @live(r) OR $faded AND score IS NOT NULL
+         AND @recallable(r))
   RETURN r, CASE WHEN score IS NOT NULL THEN {id: node.id, score: score} END AS hit
 }
 WITH r, collect(hit) AS hits

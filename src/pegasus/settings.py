@@ -164,6 +164,9 @@ class Settings(BaseSettings):
     # Snippets asked of the meaning (vector) index per recall, nearest to the message's
     # meaning; 0 asks none (decisions.md, "Recall that generalises").
     meaning_candidates: int = Field(default=40, ge=0)
+    # ... and only those whose cosine with the message reaches this: "thanks!" or "the and of"
+    # are near nothing, and must bring nothing.
+    meaning_floor: float = 0.25
     # Faded memories (dormant, expired) are never walked, but the message's own words may bring
     # them back, quoted with their date (design §7.6); False hides them from recall entirely.
     recall_faded: bool = True

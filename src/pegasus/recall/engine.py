@@ -251,7 +251,8 @@ class RecallEngine:
         rows = (query or self.store.query)(
             "read/recall_candidates", user_id=user_id, node_ids=expand, query=text,
             text_limit=s.keyword_candidates, meaning=meaning,
-            meaning_limit=s.meaning_candidates, history=history, faded=s.recall_faded, now=now)
+            meaning_limit=s.meaning_candidates, meaning_floor=s.meaning_floor, history=history,
+            faded=s.recall_faded, now=now)
         out = []
         for r in rows:
             dense = (float(unpack_vector(r["packed"]) @ message) if r["packed"] is not None
