@@ -90,7 +90,7 @@ def test_every_write_of_a_snippets_words_keeps_its_meaning_vector(settings, user
     """Commit, another sighting's words, forgetting the conversation whose words an edge
     showed (the edge falls back to the other's), and an import: the vector the index holds is
     always the one of the words the snippet holds."""
-    later = "Daisy turned two today and still steals socks"
+    later = "Daisy the golden retriever turned two today"
     with Memory(settings) as mem:
         mem.commit(user_id, "c1", _pets(), at=T0)
         mem.commit(user_id, "c2", {
