@@ -1,4 +1,4 @@
-// Snippets without the list vector the snippet_meaning index holds (written before V0011): a
+// Snippets without the list vector the snippet_meaning index holds (written before V0012): a
 // batch at a time, for Store.index_snippets, which sets it from the packed vector.
 MATCH (s:Snippet)
 WHERE s.embedding IS NULL AND s.embedding_f32 IS NOT NULL

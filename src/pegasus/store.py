@@ -323,7 +323,7 @@ class Store:
         return total
 
     def index_snippets(self, batch: int = 2000) -> int:
-        """Give every snippet written before V0011 its vector as a list, from its packed copy,
+        """Give every snippet written before V0012 its vector as a list, from its packed copy,
         so the snippet_meaning index holds it. Idempotent and resumable; the count."""
         from pegasus.embed import unpack_vector
 

@@ -113,7 +113,8 @@ def test_a_5_26_store_upgrades_to_2026_and_recalls():
                                      "V0008__erasure_indexes.cypher",
                                      "V0009__snippet_per_sighting.cypher",
                                      "V0010__id_lookup.cypher",
-                                     "V0011__snippet_meaning_index.cypher"]
+                                     "V0011__merge_record_shape.cypher",
+                                     "V0012__snippet_meaning_index.cypher"]
             with GraphDatabase.driver(state.bolt_uri, auth=(state.user, state.password)) as d:
                 centred = d.execute_query(
                     "MATCH (k:Key {user_id: $u}) RETURN count(k) AS n, "
@@ -131,7 +132,7 @@ def test_a_5_26_store_upgrades_to_2026_and_recalls():
             assert centred["ids"] == [load_centre(mem.settings.embedding_model, 384)[1]]
             assert "key_centred" in names and "key_embedding" not in names
             assert targets["n"] == targets["named"] > 0  # V0007 named each snippet's target
-            # Snippets written before V0011 got the vector its meaning index holds.
+            # Snippets written before V0012 got the vector its meaning index holds.
             assert "snippet_meaning" in names and meaning["n"] == meaning["indexed"] > 0
             # The earlier words, not the edge's own any more, are found: migrate embedded them.
             recall = mem.recall(user, "when was the deadline moved?", at=T0)

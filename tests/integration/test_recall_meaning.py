@@ -1,4 +1,4 @@
-"""Snippets found by meaning (the snippet_meaning index, V0011): a question in other words than
+"""Snippets found by meaning (the snippet_meaning index, V0012): a question in other words than
 the memory said, within one user's partition."""
 
 from datetime import UTC, datetime
