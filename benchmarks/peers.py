@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import os
 import tempfile
@@ -28,6 +29,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 
 from pegasus.models.recall import ShownSnippet
 from pegasus.text import fold
@@ -239,6 +241,55 @@ class Mem0Peer:
 
 def _when(value: str | None) -> datetime | None:
     return datetime.fromisoformat(value) if value else None
+
+
+Search = Callable[[str, str], list[Found]]
+
+
+class PeerCache:
+    """The peers' ranked results and timings of one conversation, kept in a JSON file: the
+    peers don't change when Pegasus does, so a later run (`--peers-cache`) takes each peer's
+    results again at the words Pegasus shows now, without loading the peers."""
+
+    def __init__(self, path: Path, conversation: str) -> None:
+        self.path = path
+        self.conversation = conversation
+        whole = json.loads(path.read_text()) if path.exists() else {}
+        self.entry: dict | None = whole.get(conversation)
+        self.results: dict[str, dict[str, dict[str, list]]] = {}
+
+    def searchers(self) -> dict[str, Search]:
+        """The cached results as name -> search(user, question)."""
+        assert self.entry is not None
+
+        def lookup(results: dict[str, dict[str, list]]) -> Search:
+            return lambda user, question: [Found(text, _when(at))
+                                           for text, at in results[user][question]]
+
+        return {name: lookup(results) for name, results in self.entry["results"].items()}
+
+    def timings(self) -> dict[str, list[float]]:
+        assert self.entry is not None
+        return self.entry["ms"]
+
+    def recording(self, peers: dict[str, Search]) -> dict[str, Search]:
+        """The live peers, each search's results kept for `save`."""
+        def record(name: str, search: Search) -> Search:
+            def recorded(user: str, question: str) -> list[Found]:
+                found = search(user, question)
+                self.results.setdefault(name, {}).setdefault(user, {})[question] = [
+                    [f.text, f.said_at.isoformat() if f.said_at else None] for f in found]
+                return found
+            return recorded
+
+        return {name: record(name, search) for name, search in peers.items()}
+
+    def save(self, ms: dict[str, list[float]]) -> None:
+        """This conversation's recorded results and the peers' timings, beside the others'."""
+        whole = json.loads(self.path.read_text()) if self.path.exists() else {}
+        whole[self.conversation] = {"results": self.results,
+                                    "ms": {name: ms[name] for name in self.results}}
+        self.path.write_text(json.dumps(whole))
 
 
 @contextlib.contextmanager

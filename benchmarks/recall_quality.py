@@ -1,6 +1,7 @@
 """Retrieval quality on a LoCoMo conversation: does recall show the turn that answers a question?
 
     python -m benchmarks.recall_quality --data DIR [DIR ...] [--no-write] [--no-peers] [--misses]
+                                        [--peers-cache FILE]
 
 The data is a LoCoMo conversation kept outside this repository (its licence is
 non-commercial), in the layout qa.json, sessions/*.json, batches/: `--data DIR [DIR ...]`, or
@@ -18,7 +19,9 @@ Every other system is shown the words Pegasus showed for the same question, no m
   [CONTEXT] lines and taken in rank order while they fit in the words Pegasus showed that user;
 - BM25 and dense (the project's model) over the raw turns of both speakers, taken in rank order
   while they fit in the words Pegasus showed both users together.
-The peers need `pip install -e '.[peers]'`; `--no-peers` leaves them out.
+The peers need `pip install -e '.[peers]'`; `--no-peers` leaves them out. `--peers-cache FILE`
+keeps the peers' ranked results and timings per conversation in FILE: a later run with the same
+FILE takes them from it (cut at the words Pegasus shows then) instead of loading the peers.
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ import numpy as np
 from rank_bm25 import BM25Okapi
 
 from benchmarks._server import machine, memory
-from benchmarks.peers import Fact, Found
+from benchmarks.peers import Fact, Found, PeerCache
 from benchmarks.report import p95, timed, write_section
 from pegasus import Memory
 from pegasus.text import fold, function_words, words
@@ -279,26 +282,37 @@ def table(outcomes: list[Outcome], timer: Timer | None = None) -> list[str]:
     return rows
 
 
-def run(conv: Conversation, with_peers: bool) -> tuple[list[Outcome], list[str]]:
+def run(conv: Conversation, with_peers: bool, cache_file: Path | None = None
+        ) -> tuple[list[Outcome], list[str]]:
     """One conversation on its own throwaway server (Lucene's BM25 statistics are the whole
     index's, so another conversation beside it would change the ranking): outcomes and lines."""
     timer = Timer()
+    cache = PeerCache(cache_file, conv.name) if with_peers and cache_file else None
+    cached = cache is not None and cache.entry is not None
     with memory() as mem, contextlib.ExitStack() as stack:
         began = time.monotonic()
         counts = commit_all(mem, conv)
         load_s = time.monotonic() - began
         peers = {}
-        if with_peers:
+        if cached:
+            peers = cache.searchers()
+        elif with_peers:
             from benchmarks.peers import peers as load_peers
             from pegasus.embed import model_path
 
             peers = stack.enter_context(load_peers(
                 facts_of(conv), {user_of(conv, sp): sp for sp in conv.speakers},
                 episodes_of(conv), mem.embedder.embed, model_path(mem.settings.embedding_model)))
+            if cache is not None:
+                peers = cache.recording(peers)
         at = session_time(conv.sessions[-1]["date_time"]) + timedelta(days=1)
         began = time.monotonic()
         outcomes = evaluate(mem, conv, at, peers, timer)
         recall_s = time.monotonic() - began
+    if cached:
+        timer.ms.update(cache.timings())
+    elif cache is not None:
+        cache.save(timer.ms)
     per_user = [w for o in outcomes for w in o.words_shown.values()]
     lines = table(outcomes, timer) + [
         "",
@@ -310,7 +324,8 @@ def run(conv: Conversation, with_peers: bool) -> tuple[list[Outcome], list[str]]
         f"max {max(per_user)}; both users together: mean "
         f"{statistics.mean(sum(o.words_shown.values()) for o in outcomes):.0f}.",
         f"Load {load_s:.0f} s; {len(outcomes)} questions against every system in "
-        f"{recall_s:.1f} s.",
+        f"{recall_s:.1f} s" + (" (the peers' results and timings from the cache)." if cached
+                               else "."),
     ]
     return outcomes, lines
 
@@ -326,6 +341,8 @@ def main() -> None:
     parser.add_argument("--no-peers", action="store_true",
                         help="Pegasus and the baselines only (no Graphiti, no mem0)")
     parser.add_argument("--misses", action="store_true", help="list the questions missed")
+    parser.add_argument("--peers-cache", type=Path,
+                        help="keep the peers' results here; take them from here when present")
     args = parser.parse_args()
     if not args.data:
         parser.error("no LoCoMo conversation: pass --data DIR [DIR ...] or set "
@@ -336,7 +353,7 @@ def main() -> None:
 
         check_installed()
     for conv in convs:
-        outcomes, lines = run(conv, not args.no_peers)
+        outcomes, lines = run(conv, not args.no_peers, args.peers_cache)
         print(f"== {conv.name}\n" + "\n".join(lines))
         if args.misses:
             for q, o in zip(conv.questions, outcomes, strict=True):

@@ -126,13 +126,17 @@ CALL (scored) {
   RETURN collect(n.id) AS expand
 }
 // 4. The memory edges a recall may show (docs/design.md, "Recall"): the current edges of the
-// nodes chosen above, and the edges whose snippets the
-// full-text index finds for the message's words ($query, restricted to this user by its
-// user_key term; null for none). With $history, superseded edges found by their words join,
-// each with the date it ended. Dormant and expired edges are never walked nor expanded; with
-// $faded, their words bring them back (@recallable), an expired one with the day it ended.
-// One row per snippet of each edge (its own words and its other sightings'), each with its
-// keyword score; ranking shows an edge once, with its best.
+// nodes chosen above, the edges whose snippets the full-text index finds for the message's
+// words ($query, restricted to this user by its user_key term; null for none), and the edges
+// of the $meaning_limit snippets nearest to the message's meaning ($meaning, a unit vector;
+// null for none) in the snippet_meaning index, filtered to this user inside the index (a
+// question often asks in other words than the memory said), whose cosine reaches
+// $meaning_floor (an unrelated message finds nothing). With $history, superseded edges found
+// either way join, each with the date it ended. Dormant and expired edges are never walked nor
+// expanded; with $faded, a snippet found by its own words brings them back (@recallable), an
+// expired one with the day it ended. Meaning is association, as the walk is, so it brings back
+// no faded memory. One row per snippet of each edge (its own words and its other sightings'),
+// each with its keyword score; ranking shows an edge once, with its best.
 // One row comes back: the nodes (scored with the bonus), the edges crossed, the nodes expanded
 // and the candidates. Instants go out as epoch seconds: hydrating three driver DateTimes per row was most of a
 // recall's time.
@@ -143,9 +147,21 @@ CALL (expand) {
     WHERE @current(r)
     RETURN r, null AS hit
     UNION ALL
-    WITH 1 AS one WHERE $query IS NOT NULL
-    CALL db.index.fulltext.queryNodes('snippet_text', $query, {limit: $text_limit})
-      YIELD node, score
+    CALL () {
+      WITH 1 AS one WHERE $query IS NOT NULL
+      CALL db.index.fulltext.queryNodes('snippet_text', $query, {limit: $text_limit})
+        YIELD node, score
+      RETURN node, score
+      UNION ALL
+      WITH 1 AS one WHERE $meaning IS NOT NULL
+      MATCH (node:Snippet)
+        SEARCH node IN (VECTOR INDEX snippet_meaning FOR $meaning WHERE node.user_id = $user_id
+                        LIMIT $meaning_limit)
+        SCORE AS similarity
+      // The index scores cosine as (1 + cos) / 2.
+      WITH node WHERE 2.0 * similarity - 1.0 >= $meaning_floor
+      RETURN node, null AS score
+    }
     WITH node, score WHERE node.user_id = $user_id
     // The snippet names both ends: its edge is found between them from the end with fewer
     // edges (the self node's tens of thousands are never scanned).
@@ -153,8 +169,9 @@ CALL (expand) {
           (b:Entity {user_id: $user_id, id: node.target_id})
     MATCH (a)-[r]->(b)
     WHERE r.id = node.edge_id
-      AND (@current(r) OR $faded AND @recallable(r) OR $history AND @live(r))
-    RETURN r, {id: node.id, score: score} AS hit
+      AND (@current(r) OR $history AND @live(r) OR $faded AND score IS NOT NULL
+           AND @recallable(r))
+    RETURN r, CASE WHEN score IS NOT NULL THEN {id: node.id, score: score} END AS hit
   }
   WITH r, collect(hit) AS hits
   MATCH (a:Entity)-[r]->(b:Entity)

@@ -1,5 +1,6 @@
 // Import, a batch of checked memory edges, each field named, and their :Snippet nodes (words,
-// when and where they were said, the embedding computed anew).
+// when and where they were said, the embedding computed anew, packed and as the list the
+// snippet_meaning index holds).
 UNWIND $rows AS row
 MATCH (a:Entity {user_id: $user_id, id: row.source_id}),
       (b:Entity {user_id: $user_id, id: row.target_id})
@@ -17,4 +18,4 @@ SET r.user_id = $user_id, r.id = row.id, r.strength = row.strength,
 CREATE (s:Snippet {user_id: $user_id, id: row.id})
 SET s.edge_id = row.id, s.source_id = row.source_id, s.target_id = row.target_id,
     s.text = row.snippet, s.user_key = $user_key, s.embedding_f32 = row.packed,
-    s.said_at = row.said_at, s.conversation_id = row.said_in
+    s.embedding = row.vector, s.said_at = row.said_at, s.conversation_id = row.said_in

@@ -161,6 +161,12 @@ class Settings(BaseSettings):
     expand_threshold: float = 0.30  # reached nodes at least this hot offer their edges
     expand_nodes: int = 8
     keyword_candidates: int = 50  # snippets asked of the full-text index per recall
+    # Snippets asked of the meaning (vector) index per recall, nearest to the message's
+    # meaning; 0 asks none (decisions.md, "Recall that generalises").
+    meaning_candidates: int = Field(default=40, ge=0)
+    # ... and only those whose cosine with the message reaches this: "thanks!" or "the and of"
+    # are near nothing, and must bring nothing.
+    meaning_floor: float = 0.25
     # Faded memories (dormant, expired) are never walked, but the message's own words may bring
     # them back, quoted with their date (design §7.6); False hides them from recall entirely.
     recall_faded: bool = True
@@ -174,7 +180,10 @@ class Settings(BaseSettings):
     rrf_k: int = Field(default=10, ge=1)
     rank_floor: float = 0.30  # a memory under this share of the best one's score is not shown
     max_memory_lines: int = 6
-    meaning_from_words: bool = True  # design §7.8: the mean of the word vectors
+    # design §7.8: the message's meaning is its own sentence embedding; True takes the mean of
+    # its word vectors instead (free, but it finds no snippet by meaning: decisions.md,
+    # "Recall that generalises").
+    meaning_from_words: bool = False
     # Seed matching in the key_centred vector index: keys asked per word at first, deepened
     # 4x until no key above the threshold can be missing (design §7.3).
     seed_candidates: int = 16

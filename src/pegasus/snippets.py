@@ -57,8 +57,8 @@ def write_snippets(tx: ManagedTransaction, embedder: Embedder, user_id: str,
         run(tx, "write/upsert_snippets", user_id=user_id, user_key=user_key(user_id), now=now,
             conversation_id=conversation_id, rows=[
                 {"id": r["id"], "source_id": r["source_id"], "target_id": r["target_id"],
-                 "text": r["snippet"],
-                 "packed": pack_vector(v)} for r, v in zip(changed, vectors, strict=True)])
+                 "text": r["snippet"], "packed": pack_vector(v), "vector": v.tolist()}
+                for r, v in zip(changed, vectors, strict=True)])
     _sync_sightings(tx, embedder, user_id, state)
 
 
@@ -112,13 +112,14 @@ def _sync_sightings(tx: ManagedTransaction, embedder: Embedder, user_id: str,
             rows.append({"id": sid, "edge_id": edge["id"], "source_id": edge["source_id"],
                          "target_id": edge["target_id"], "text": text, "said_at": said_at,
                          "conversation_id": said["conversation_id"],
-                         "embed": have is None or have["text"] != text, "packed": None})
+                         "embed": have is None or have["text"] != text, "packed": None,
+                         "vector": None})
         drop.extend(stored)
     if not rows and not drop:
         return
     fresh = [r for r in rows if r.pop("embed")]
     for row, vector in zip(fresh, embedder.embed([r["text"] for r in fresh]), strict=True):
-        row["packed"] = pack_vector(vector)
+        row["packed"], row["vector"] = pack_vector(vector), vector.tolist()
     run(tx, "write/sighting_snippets", user_id=user_id, user_key=user_key(user_id), rows=rows,
         drop=drop)
 

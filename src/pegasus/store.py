@@ -281,7 +281,8 @@ class Store:
 
         Concurrent runs (two servers starting at once) serialise on a lock node: the second
         waits, then finds nothing left to apply. Each version is recorded once (a constraint).
-        Then every key not yet centred on the model's centre is centred (`centre_keys`)."""
+        Then every key not yet centred on the model's centre is centred (`centre_keys`), and
+        every snippet gets the vector its meaning index holds (`index_snippets`)."""
         self.require_server()
         self._run_schema("maintenance/migration_bootstrap", cypher.split_statements(
             cypher.load("maintenance/migration_bootstrap")))
@@ -296,6 +297,7 @@ class Store:
         try:
             done = self._apply_pending()
             self.centre_keys()
+            self.index_snippets()
         finally:
             self.execute("write/migration_unlock", holder=holder)
         self._await_indexes()
@@ -328,6 +330,21 @@ class Store:
         if total:
             log.info("centred %d keys on %s's centre %s", total,
                      self.settings.embedding_model, centre_id)
+        return total
+
+    def index_snippets(self, batch: int = 2000) -> int:
+        """Give every snippet written before V0012 its vector as a list, from its packed copy,
+        so the snippet_meaning index holds it. Idempotent and resumable; the count."""
+        from pegasus.embed import unpack_vector
+
+        total = 0
+        while rows := self.query("read/snippets_to_index", batch=batch):
+            self.execute("write/reembed_snippets", rows=[
+                {"user_id": r["user_id"], "id": r["id"], "packed": r["packed"],
+                 "vector": unpack_vector(r["packed"]).tolist()} for r in rows])
+            total += len(rows)
+        if total:
+            log.info("indexed the meaning of %d snippets", total)
         return total
 
     def _run_schema(self, name: str, statements: list[str]) -> None:

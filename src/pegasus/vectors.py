@@ -58,8 +58,8 @@ def reembed(store: Store, embedder: Embedder, batch: int = 500) -> int:
     while rows := store.query("read/snippets_after", batch=batch, **after):
         vectors = embedder.embed([r["text"] for r in rows])
         store.execute("write/reembed_snippets", rows=[
-            {"user_id": r["user_id"], "id": r["id"], "packed": pack_vector(v)}
-            for r, v in zip(rows, vectors, strict=True)])
+            {"user_id": r["user_id"], "id": r["id"], "packed": pack_vector(v),
+             "vector": v.tolist()} for r, v in zip(rows, vectors, strict=True)])
         total += len(rows)
         after = {"user_id": rows[-1]["user_id"], "id": rows[-1]["id"]}
     return total

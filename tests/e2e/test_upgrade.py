@@ -112,7 +112,9 @@ def test_a_5_26_store_upgrades_to_2026_and_recalls():
                                      "V0007__snippet_targets.cypher",
                                      "V0008__erasure_indexes.cypher",
                                      "V0009__snippet_per_sighting.cypher",
-                                     "V0010__id_lookup.cypher"]
+                                     "V0010__id_lookup.cypher",
+                                     "V0011__merge_record_shape.cypher",
+                                     "V0012__snippet_meaning_index.cypher"]
             with GraphDatabase.driver(state.bolt_uri, auth=(state.user, state.password)) as d:
                 centred = d.execute_query(
                     "MATCH (k:Key {user_id: $u}) RETURN count(k) AS n, "
@@ -123,10 +125,15 @@ def test_a_5_26_store_upgrades_to_2026_and_recalls():
                     "MATCH (s:Snippet {user_id: $u}) MATCH (a:Entity {id: s.source_id})-[r]->(b) "
                     "WHERE r.id = s.id RETURN count(s) AS n, count(CASE WHEN s.target_id = b.id "
                     "THEN 1 END) AS named", u=user).records[0]
+                meaning = d.execute_query(
+                    "MATCH (s:Snippet {user_id: $u}) RETURN count(s) AS n, "
+                    "count(s.embedding) AS indexed", u=user).records[0]
             assert centred["n"] == centred["c"] == 5  # Bill, Sarah, Acme, two relations
             assert centred["ids"] == [load_centre(mem.settings.embedding_model, 384)[1]]
             assert "key_centred" in names and "key_embedding" not in names
             assert targets["n"] == targets["named"] > 0  # V0007 named each snippet's target
+            # Snippets written before V0012 got the vector its meaning index holds.
+            assert "snippet_meaning" in names and meaning["n"] == meaning["indexed"] > 0
             # The earlier words, not the edge's own any more, are found: migrate embedded them.
             recall = mem.recall(user, "when was the deadline moved?", at=T0)
             assert "my boss Sarah moved the deadline" in recall.context

@@ -33,6 +33,11 @@ def test_migrate_creates_constraints_and_vector_index(settings, raw_driver):
     assert options["vector.similarity_function"].lower() == "cosine"
     assert options["vector.quantization.type"] == "NONE"
     assert options["vector.default_search_expansion_factor"] == 4.0
+    # Snippets by meaning (V0012): the same kind of index, filtered by user inside it.
+    meaning = indexes["snippet_meaning"]
+    assert meaning["type"] == "VECTOR" and meaning["state"] == "ONLINE"
+    assert meaning["labelsOrTypes"] == ["Snippet"]
+    assert meaning["properties"] == ["embedding", "user_id"]
     recorded = raw_driver.execute_query(
         "MATCH (m:PegasusMigration) RETURN m.version AS v, m.checksum AS c ORDER BY v"
     ).records

@@ -172,7 +172,7 @@ def forget_conversation(tx: ManagedTransaction, embedder: Embedder, user_id: str
     worded = [c for c in change if c["words"] is not None]
     for item, vector in zip(worded, embedder.embed([c["words"]["snippet"] for c in worded]),
                             strict=True):
-        item["words"]["packed"] = pack_vector(vector)
+        item["words"]["packed"], item["words"]["vector"] = pack_vector(vector), vector.tolist()
     if change:
         run(tx, "ownership/edge_words", user_id=user_id, rows=change)
         # The erased sighting's words leave the index; the words an edge now shows are its own.

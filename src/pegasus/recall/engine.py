@@ -241,8 +241,9 @@ class RecallEngine:
              expand_nodes: int, co_episode_bonus: float,
              query: Query | None = None) -> tuple[list[Reached], list[str], list[Candidate]]:
         """The activation from the seeds, the co-episode bonus, and the edges the hottest
-        reached nodes and the full-text `text` offer, in one Cypher call (design §7, "Round
-        trips"): (reached nodes, edges crossed, candidates scored against `message`)."""
+        reached nodes, the full-text `text` and the meaning index (nearest to `message`)
+        offer, in one Cypher call (design §7, "Round trips"): (reached nodes, edges crossed,
+        candidates scored against `message`)."""
         s = self.settings
         rows = (query or self.store.query)(
             "read/recall_walk", user_id=user_id, now=now, spread=s.spread_factor,
@@ -253,6 +254,8 @@ class RecallEngine:
             self_id=self_id, co_episode_threshold=s.co_episode_threshold,
             co_episode_bonus=co_episode_bonus, expand_threshold=expand_threshold,
             expand_nodes=expand_nodes, query=text, text_limit=s.keyword_candidates,
+            meaning=(message.tolist() if s.meaning_candidates and message.any() else None),
+            meaning_limit=s.meaning_candidates, meaning_floor=s.meaning_floor,
             history=history, faded=s.recall_faded)
         if not rows:
             return [], [], []
@@ -285,8 +288,8 @@ class RecallEngine:
         return reached, crossed
 
     def message_vector(self, text: str, word_vectors: np.ndarray) -> np.ndarray:
-        """What the message means, for ranking: its own sentence embedding, or (setting
-        `meaning_from_words`) the normalised mean of its word vectors, which costs nothing."""
+        """What the message means, for ranking and the meaning index: its own sentence
+        embedding, or (setting `meaning_from_words`) the normalised mean of its word vectors."""
         if self.settings.meaning_from_words:
             mean = word_vectors.mean(axis=0) if len(word_vectors) else np.zeros(
                 self.settings.embedding_dimensions)

@@ -15,6 +15,7 @@ from pegasus.centring import centre
 from pegasus.centring import load as load_centre
 from pegasus.recall.engine import Query, RecallEngine
 from pegasus.recall.seeds import Seeds
+from pegasus.snippets import keyword_query
 
 WORDS = ["warm", "up", "start"]
 SEED_SHAPES = [(1, 0), (1, 1), (3, 0), (3, 1), (3, 3)]  # (entity seeds, relation labels)
@@ -31,11 +32,12 @@ def rehearse(engine: RecallEngine, query: Query, user_id: str, now: datetime) ->
         engine.search_keys(user_id, centre(vectors[:count], mean),
                            engine.settings.seed_threshold, query)
     ids = [str(i).rjust(ID) for i in range(3)]  # blank-padded: ids no entity has
-    for seeds, labels in SEED_SHAPES:
-        engine.activate(user_id, Seeds({i: 1.0 for i in ids[:seeds]},
-                                       {f"WARM_{i}": 1.0 for i in range(labels)}, []),
-                        now, " " * ID, query)
     message = engine.message_vector(" ".join(WORDS), vectors)
-    for expanded in (1, len(ids)):
-        engine.candidates(user_id, message, WORDS, ids[:expanded], False, now, query)
+    s = engine.settings
+    for seeds, labels in SEED_SHAPES:
+        for count in (1, len(WORDS)):
+            engine.walk(user_id, Seeds({i: 1.0 for i in ids[:seeds]},
+                                       {f"WARM_{i}": 1.0 for i in range(labels)}, []),
+                        now, " " * ID, message, keyword_query(user_id, WORDS[:count]), False,
+                        s.expand_threshold, s.expand_nodes, s.co_episode_bonus, query)
     engine.forget_user(user_id)  # the depth hint search_keys left for it

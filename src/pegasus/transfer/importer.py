@@ -308,7 +308,7 @@ class _Writer:
             self.report.entities += len(batch)
         elif kind == "memory":
             vectors = embedder.embed([r.snippet for r in batch])
-            rows = [{**_memory_row(r), "packed": pack_vector(v)}
+            rows = [{**_memory_row(r), "packed": pack_vector(v), "vector": v.tolist()}
                     for r, v in zip(batch, vectors, strict=True)]
 
             def memories(tx: ManagedTransaction) -> None:
