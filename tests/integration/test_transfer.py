@@ -178,3 +178,26 @@ def test_an_entity_merged_past_one_batchs_limits_exports_and_stops_at_its_own(
         assert len(sarah["aliases"]) == 120 and sarah["aliases"][-1] == "Sarah 2-19"
         assert len(sarah["properties"]) == 70 and "p2_9" in sarah["properties"]
         assert "p2_10" not in sarah["properties"]
+
+
+def test_an_export_holding_a_hand_merge_of_uncited_entities_imports_again(
+        settings, user_id, tmp_path):
+    # Found by the outside attack: merging two entities no conversation cited (imported ones)
+    # wrote a record whose absorbed entity listed a conversation of None, and the export of
+    # that memory was refused by the import (backup and restore broken).
+    header = {"type": "header", "format": "pegasus-memory-export", "version": 1,
+              "user_id": "someone", "exported_at": "2026-03-01T09:00:00+00:00"}
+    path = tmp_path / "uncited.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in [
+        header, {"type": "entity", "id": f"{user_id}-e0", "name": "Zorblax", "kind": "PERSON"},
+        {"type": "entity", "id": f"{user_id}-e1", "name": "Mallory", "kind": "PERSON"}]))
+    with Memory(settings) as mem:
+        mem.import_memory(user_id, path, at=T1)
+        mem.merge_entities(user_id, "Zorblax", "Mallory", at=T2)
+        exported = lines(mem, user_id)
+        [record] = [r for r in exported if r["type"] == "merge_record"]
+        assert json.loads(record["record"]["absorbed"])["conversations"] == []
+        path.write_text("".join(json.dumps(r) + "\n" for r in exported))
+        report = mem.import_memory(user_id, path, replace=True, at=T3)
+        assert (report.entities, report.merge_records) == (1, 1)
+        assert comparable(lines(mem, user_id)) == comparable(exported)

@@ -184,6 +184,17 @@ def test_a_line_longer_than_any_record_is_refused_before_it_is_read_whole(tmp_pa
         importer.check(path)
 
 
+def test_a_number_too_long_for_python_is_one_line(tmp_path):
+    # Found by the outside attack: a 5,000-digit confidence was a 500 (a traceback on the CLI).
+    path = tmp_path / "f.jsonl"
+    lines = [json.dumps(r) for r in good()]
+    lines[2] = lines[2].replace('"confidence": 0.8', '"confidence": 1' + "0" * 5000)
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(InvalidExportError,
+                       match=r"^line 3: not JSON \(a number too long to read\)$"):
+        importer.check(path)
+
+
 def test_a_line_nested_past_any_parser_is_one_line(tmp_path):
     path = write(tmp_path / "f.jsonl", [good()[0], "[" * 100_000 + "]" * 100_000])
     with pytest.raises(InvalidExportError, match=r"^line 2"):

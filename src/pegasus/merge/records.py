@@ -179,7 +179,11 @@ def upgrade(fields: dict[str, Any]) -> dict[str, Any]:
             "properties": absorbed.get("properties"),
             "confidence": absorbed.get("confidence") or 0.0,
             "provisional": absorbed.get("provisional", False),
-            "conversations": absorbed.get("conversations") or [fields.get("conversation_id")]})
+            # A stored entity's own list (empty for one no conversation cited: an imported
+            # one merged by hand); a batch's entity had none, and takes the record's.
+            "conversations": (absorbed["conversations"]
+                              if isinstance(absorbed.get("conversations"), list)
+                              else [c for c in [fields.get("conversation_id")] if c])})
     if isinstance(before, dict):
         fields["before"] = json.dumps({
             **before, "is_self": before.get("is_self", False),

@@ -125,6 +125,9 @@ def _parsed(path: Path) -> Iterator[tuple[int, Any]]:
         except (json.JSONDecodeError, RecursionError) as exc:
             problem = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
             raise InvalidExportError(f"line {number}: not JSON ({problem})") from None
+        except ValueError:  # an integer past Python's 4,300 digits (no export writes one)
+            raise InvalidExportError(f"line {number}: not JSON (a number too long to read)"
+                                     ) from None
         kind = data.get("type") if isinstance(data, dict) else None
         kind = kind if kind in ORDER else "record"
         problem = _structure_problem(data)
