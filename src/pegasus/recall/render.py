@@ -5,9 +5,10 @@ name, a relation label) goes through `escape`, and nothing else writes the block
 text can never end its quote early, start a line of its own, or carry a block tag, whatever it
 holds (design §7, "Rendering"). The rule is backslash escaping, as in a JSON string: `\\`, `"`,
 `[`, `]`, `(` and `)` get a backslash; tab, newline and carriage return become `\\t`, `\\n`,
-`\\r`; every other control character, line or paragraph separator becomes `\\uXXXX`. `parse`
-reads a block back into the values it was built from (tests/unit/test_render.py holds the
-attacks).
+`\\r`; every other control character, line or paragraph separator, and every invisible
+character that reorders or hides text (bidi controls, zero-width space, BOM) becomes
+`\\uXXXX`. `parse` reads a block back into the values it was built from
+(tests/unit/test_render.py holds the attacks).
 """
 
 from __future__ import annotations
@@ -22,8 +23,14 @@ _NAMED = {"\\": "\\\\", '"': '\\"', "[": "\\[", "]": "\\]", "(": "\\(", ")": "\\
           "\t": "\\t", "\n": "\\n", "\r": "\\r"}
 _UNNAMED = {"t": "\t", "n": "\n", "r": "\r"}
 # Controls (C0, DEL, C1: U+0085 is a line break to str.splitlines and to tokenizers), the
-# Unicode line and paragraph separators, and lone surrogates.
-_UNSAFE = re.compile(r'[\\"\[\]()\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]')
+# Unicode line and paragraph separators, lone surrogates, and the invisible characters that
+# reorder or hide text (bidi embeddings, overrides, isolates and marks, zero-width space,
+# word joiner and invisible operators, the BOM, interlinear annotations): a stored text must
+# not read one way to the person and another to the model. Zero-width (non-)joiners stay:
+# scripts and emoji need them.
+_UNSAFE = re.compile(r'[\\"\[\]()\x00-\x1f\x7f-\x9f\u061c\u180e\u200b\u200e\u200f'
+                     r'\u202a-\u202e\u2028\u2029\u2060-\u206f\ufeff\ufff9-\ufffb'
+                     r'\ud800-\udfff]')
 _ESCAPE = re.compile(r"\\(u[0-9a-f]{4}|.)", re.DOTALL)
 _TEXT = r'(?:[^\\"]|\\.)*'  # an escaped text: no bare quote
 _NAME = r"(?:[^\\\[\]()]|\\.)*"  # an escaped name or label: no bare bracket or parenthesis
