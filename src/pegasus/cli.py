@@ -545,8 +545,10 @@ def serve(
                    "every request will get 401", err=True)
     # SIGTERM: open requests get half the grace, the running close the other half (then it
     # is released: docs/reliability.md, "Shutdown"). Access lines come from Pegasus's own
-    # middleware (route templates, never paths), uvicorn's are off.
-    address |= {"log_level": settings.log_level.lower(),
+    # middleware (route templates, never paths), uvicorn's are off. serve speaks no WebSocket:
+    # an upgrade request is a plain one (uvicorn logged a WebSocket's path and, at DEBUG, its
+    # headers: the key and the session cookie).
+    address |= {"ws": "none", "log_level": settings.log_level.lower(),
                 "log_config": log_config(settings.log_level), "access_log": False,
                 "timeout_graceful_shutdown": settings.shutdown_grace_s / 2}
     if workers > 1:

@@ -75,6 +75,7 @@ def test_no_user_word_reaches_the_output_or_metrics_of_a_real_server(neo4j_env, 
     assert "PATCH /v1/memory/entities/{entity} 200" in output
     assert "POST /v1/messages 200" in output and "POST /v1/responses 200" in output
     assert found(output, user_id) == []
+    assert KEY not in output and "pegasus_session" not in output
     assert found(metrics, user_id) == []
 
 
@@ -165,3 +166,10 @@ def page(url: str, user_id: str) -> None:
                            data={"name": "Qzxbellissima", "csrf": csrf})
     assert renamed.status_code == 200, renamed.text
     assert browser.get("/export").status_code == 200
+    # A WebSocket upgrade (found by the outside attack): uvicorn logged its path at INFO, and
+    # at DEBUG its headers, key and session cookie included. serve speaks no WebSocket, so
+    # it is a plain request, logged by its route template like every other.
+    upgraded = browser.get("/entities/Qzxupgrade", params={"q": "qzxsecret"}, headers={
+        "Connection": "Upgrade", "Upgrade": "websocket", "Sec-WebSocket-Version": "13",
+        "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==", "Authorization": f"Bearer {KEY}"})
+    assert upgraded.status_code == 404

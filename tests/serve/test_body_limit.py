@@ -186,3 +186,35 @@ def test_a_client_hanging_up_mid_upload_is_no_server_error(settings, user_id, ca
     assert "POST /v1/memory/import 499" in "\n".join(r.getMessage() for r in logged)
     assert got[("pegasus_http_requests_total", (
         ("method", "POST"), ("route", "/v1/memory/import"), ("status", "499")))] == 1
+
+
+@pytest.mark.parametrize("route", ROUTES)
+@pytest.mark.parametrize("credentials", [[], [(b"authorization", b"Bearer key-nobody-0000")],
+                                         [(b"x-api-key", b"key-nobody-0000")]])
+def test_a_body_without_a_known_key_is_never_read(settings, user_id, route, credentials):
+    """Found by the outside attack: an API route parses its body before its key dependency
+    runs, so a keyless 64 MiB JSON body made the server hold ~0.7 GB. Now not a byte of it is
+    read: 401 at the route's first read."""
+    from pegasus import Memory
+
+    with Memory(settings.model_copy(update={"api_keys": {KEY_A: user_id}})) as memory:
+        app = create_app(memory)
+        pulled, sent = 0, []
+
+        async def receive() -> dict:
+            nonlocal pulled
+            pulled += 1
+            return {"type": "http.request", "body": b"x" * 4096, "more_body": True}
+
+        async def send(message: dict) -> None:
+            sent.append(message)
+
+        scope = scope_of(route)
+        scope["headers"] = [h for h in scope["headers"] if h[0] != b"authorization"
+                            ] + credentials
+        asyncio.run(app(scope, receive, send))
+        assert sent[0]["status"] == 401
+        answer = json.loads(b"".join(m.get("body", b"") for m in sent[1:]))
+        kind, message = message_of(route, answer)
+        assert message.startswith("missing or unknown API key")
+        assert pulled == 0

@@ -7,7 +7,7 @@ import asyncio
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
-from fastapi import Depends, Request
+from fastapi import Depends, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
@@ -67,8 +67,12 @@ def error(status: int, message: str, kind: str, headers: dict[str, str] | None =
                         headers=headers)
 
 
-class Unauthorized(Exception):
-    pass
+class Unauthorized(HTTPException):
+    """No known key. An HTTPException, so that raised while a body is read (serve/limits.py)
+    FastAPI passes it on instead of answering 400."""
+
+    def __init__(self) -> None:
+        super().__init__(401)
 
 
 _STATUS: list[tuple[type[PegasusError], int, str]] = [

@@ -17,7 +17,7 @@ from fastapi.responses import JSONResponse
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from pegasus.serve.http import error
+from pegasus.serve.http import Unauthorized, error
 
 # Routes (templates) whose body is an export file, streamed to disk as it arrives.
 UPLOADS = frozenset({"/v1/memory/import", "/import"})
@@ -37,7 +37,20 @@ class BodyLimit:
 
     def __init__(self, app: ASGIApp, fastapi: FastAPI) -> None:
         self.app = app
+        self.fastapi = fastapi
         self.settings = fastapi.state.memory.settings
+
+    def _keyless(self, scope: Scope) -> bool:
+        """An API request without a known key: its body is never read (an API route parses
+        its body before its key dependency runs, so a keyless 64 MiB JSON body cost the server
+        ~0.7 GB; found by the outside attack). The page's routes have their own session check."""
+        if not scope["path"].startswith("/v1/"):
+            return False
+        headers = Headers(scope=scope)
+        scheme, _, bearer = headers.get("authorization", "").partition(" ")
+        keys = self.fastapi.state.keys
+        return (keys.user_for(bearer.strip() if scheme.lower() == "bearer" else None) is None
+                and keys.user_for(headers.get("x-api-key")) is None)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -52,6 +65,8 @@ class BodyLimit:
             route = getattr(scope.get("route"), "path", None)
             limit = (self.settings.max_upload_bytes if route in UPLOADS
                      else self.settings.max_request_bytes)
+            if not read and self._keyless(scope):
+                raise Unauthorized
             if declared.isdigit() and int(declared) > limit:
                 raise BodyTooLarge(limit)
             message = await receive()
