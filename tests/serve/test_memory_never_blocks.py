@@ -11,6 +11,7 @@ import neo4j.exceptions
 import pytest
 
 from pegasus.recall.render import parse_block
+from tests.e2e.running import wait_for
 from tests.helpers import snapshot
 from tests.serve.test_proxy import (
     KEY_A,
@@ -94,6 +95,19 @@ def test_a_two_million_character_message_recalls_and_is_forwarded(served, two_us
     assert took < 30, took
 
 
+def test_a_history_of_more_than_ten_thousand_messages_is_forwarded(served, two_users):
+    # Found by the outside attack: 10,001 messages were refused (422), so the chat was not
+    # forwarded at all. The body's size bounds a history; its length is the client's.
+    stub, _, app = served
+    history = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"turn {i}"}
+               for i in range(10_000)] + [{"role": "user", "content": SAID}]
+    answer = post(app, "/v1/chat/completions", {"model": "stub-model", "messages": history},
+                  **{"X-Pegasus-Conversation": "history"})
+    assert answer.status_code == 200, answer.text[:300]
+    assert stub.received[-1]["messages"][-1]["content"] == SAID
+    assert [m["content"] for m in stub.received[-1]["messages"]].count("turn 9999") == 1
+
+
 def test_a_recall_over_its_budget_forwards_the_chat_without_memory(settings, two_users):
     with proxy(settings, two_users, proxy_memory_budget_s=0.5) as (_, stub, memory, app):
         remember_samples(memory, two_users[0])
@@ -114,9 +128,9 @@ def test_a_recall_over_its_budget_forwards_the_chat_without_memory(settings, two
         assert not memory_messages(stub.received[-1])
         assert fallbacks(app)["budget"] == 1.0
         # The turn and the reply are recorded; the recall that came too late logs no read.
-        time.sleep(1.5)
-        assert [t["role"] for t in recorded(memory, two_users[0], "slow")] == \
-            ["user", "assistant"]
+        assert wait_for(lambda: finished and [t["role"] for t in recorded(
+            memory, two_users[0], "slow")] == ["user", "assistant"], 60)
+        time.sleep(0.5)  # what the late recall would have logged, it has logged by now
         log = memory.store.query("read/read_log", user_id=two_users[0],
                                  conversation_id="slow")[0]
         assert not log["pending"]

@@ -106,7 +106,7 @@ class MessagesRequest(BaseModel):
 
     model_config = ConfigDict(extra="allow")
     model: str = Field(max_length=500)
-    messages: list[AnthropicMessage] = Field(min_length=1, max_length=10_000)
+    messages: list[AnthropicMessage] = Field(min_length=1)  # bounded by the body's size
     max_tokens: int = Field(ge=1)
     system: str | list[dict[str, Any]] | None = None
     stream: bool = False

@@ -54,7 +54,9 @@ class ChatRequest(BaseModel):
 
     model_config = ConfigDict(extra="allow")
     model: str = Field(max_length=500)
-    messages: list[ChatMessage] = Field(min_length=1, max_length=10_000)
+    # No count limit: a long history is the client's to send, bounded by the body's size
+    # (max_request_bytes); refusing it would block the chat (#35: memory never blocks it).
+    messages: list[ChatMessage] = Field(min_length=1)
     stream: bool = False
 
 

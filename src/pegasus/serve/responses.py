@@ -33,7 +33,7 @@ class ResponsesRequest(BaseModel):
 
     model_config = ConfigDict(extra="allow")
     model: str = Field(max_length=500)
-    input: str | Annotated[list[dict[str, Any]], Field(min_length=1, max_length=10_000)]
+    input: str | Annotated[list[dict[str, Any]], Field(min_length=1)]  # bounded by body size
     instructions: str | None = None
     stream: bool = False
     client_metadata: dict[str, Any] | None = None
