@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from selenium.common.exceptions import NoAlertPresentException
+from selenium.common.exceptions import NoAlertPresentException, StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.ui import WebDriverWait
@@ -51,7 +51,11 @@ def page(settings, user_id):
 
 
 def text(browser) -> str:
-    return browser.find_element(By.TAG_NAME, "body").text
+    """The page's text; "" while a navigation replaces the body (a wait polls again)."""
+    try:
+        return browser.find_element(By.TAG_NAME, "body").text
+    except StaleElementReferenceException:
+        return ""
 
 
 def sign_in(browser, url: str, key: str) -> None:
