@@ -78,6 +78,23 @@ def scope_of(route: str) -> dict:
                         (b"transfer-encoding", b"chunked")]}
 
 
+def endless(app, scope: dict) -> tuple[int, list[dict], dict]:
+    """Run `app` on an endless body of 4 KiB chunks: (chunks it pulled, the messages it sent,
+    the JSON answer)."""
+    pulled, sent = 0, []
+
+    async def receive() -> dict:
+        nonlocal pulled
+        pulled += 1
+        return {"type": "http.request", "body": b"x" * 4096, "more_body": True}
+
+    async def send(message: dict) -> None:
+        sent.append(message)
+
+    asyncio.run(app(scope, receive, send))
+    return pulled, sent, json.loads(b"".join(m.get("body", b"") for m in sent[1:]))
+
+
 def chunked(data: bytes, size: int = 4096) -> Iterator[bytes]:
     """A body httpx sends without a Content-Length (Transfer-Encoding: chunked)."""
     for start in range(0, len(data), size):
@@ -137,21 +154,10 @@ def test_a_body_without_a_declared_size_is_refused_as_it_passes_the_limit(settin
               "api_keys": {KEY_A: user_id}}
     with Memory(settings.model_copy(update=limits)) as memory:
         app = create_app(memory)
-        pulled, sent = 0, []
-
-        async def receive() -> dict:
-            nonlocal pulled
-            pulled += 1
-            return {"type": "http.request", "body": b"x" * 4096, "more_body": True}
-
-        async def send(message: dict) -> None:
-            sent.append(message)
-
-        asyncio.run(app(scope_of(route), receive, send))
+        pulled, sent, answer = endless(app, scope_of(route))
         limit = limits["max_upload_bytes" if route == "/v1/memory/import" else
                        "max_request_bytes"]
         assert sent[0]["status"] == 413
-        answer = json.loads(b"".join(m.get("body", b"") for m in sent[1:]))
         kind, message = message_of(route, answer)
         assert kind == ("request_too_large" if route == "/v1/messages" else "too_large_error")
         assert message.startswith(f"the request body is over this route's limit of {limit:,}")
@@ -199,22 +205,11 @@ def test_a_body_without_a_known_key_is_never_read(settings, user_id, route, cred
 
     with Memory(settings.model_copy(update={"api_keys": {KEY_A: user_id}})) as memory:
         app = create_app(memory)
-        pulled, sent = 0, []
-
-        async def receive() -> dict:
-            nonlocal pulled
-            pulled += 1
-            return {"type": "http.request", "body": b"x" * 4096, "more_body": True}
-
-        async def send(message: dict) -> None:
-            sent.append(message)
-
         scope = scope_of(route)
         scope["headers"] = [h for h in scope["headers"] if h[0] != b"authorization"
                             ] + credentials
-        asyncio.run(app(scope, receive, send))
+        pulled, sent, answer = endless(app, scope)
         assert sent[0]["status"] == 401
-        answer = json.loads(b"".join(m.get("body", b"") for m in sent[1:]))
         kind, message = message_of(route, answer)
         assert message.startswith("missing or unknown API key")
         assert pulled == 0
