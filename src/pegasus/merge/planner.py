@@ -234,13 +234,12 @@ class _Resolver:
                 continue
             target.aliases.append(form)
             forms.add(fold(form))
-        properties = {**target.properties, **proposed.properties}
-        if len(properties) > MAX_ENTITY_PROPERTIES:
-            added = [k for k in proposed.properties if k not in target.properties]
-            room = max(0, MAX_ENTITY_PROPERTIES - len(target.properties))
-            for key in added[room:]:
-                del properties[key]
-            full += len(added) - room
+        properties = dict(target.properties)
+        for key, value in proposed.properties.items():
+            if key in properties or len(properties) < MAX_ENTITY_PROPERTIES:
+                properties[key] = value
+            else:
+                full += 1
         if full:
             self.report.notes.append(
                 f"{target.name!r} holds its {MAX_ENTITY_ALIASES} aliases and "
