@@ -31,6 +31,7 @@ from pegasus.store import deadline
 
 if TYPE_CHECKING:
     from pegasus.memory import Memory
+    from pegasus.serve.auth import KeyRing
 
 T = TypeVar("T")
 
@@ -114,14 +115,18 @@ _x_api_key = APIKeyHeader(name="x-api-key", auto_error=False,
                           description="The same API key, as Anthropic clients send it")
 
 
+def key_user(keys: KeyRing, bearer: str | None, x_api_key: str | None) -> str | None:
+    """The user a presented key stands for: the bearer token's, else x-api-key's."""
+    return keys.user_for(bearer) or keys.user_for(x_api_key)
+
+
 def current_user(request: Request,
                  credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
                  x_api_key: Annotated[str | None, Depends(_x_api_key)] = None) -> str:
     """The user the presented API key stands for (Authorization: Bearer, or x-api-key);
     401 otherwise."""
-    keys = request.app.state.keys
-    user = keys.user_for(credentials.credentials if credentials else None) or \
-        keys.user_for(x_api_key)
+    user = key_user(request.app.state.keys, credentials.credentials if credentials else None,
+                    x_api_key)
     if user is None:
         raise Unauthorized
     return user

@@ -17,7 +17,7 @@ from fastapi.responses import JSONResponse
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from pegasus.serve.http import Unauthorized, error
+from pegasus.serve.http import Unauthorized, error, key_user
 
 # Routes (templates) whose body is an export file, streamed to disk as it arrives.
 UPLOADS = frozenset({"/v1/memory/import", "/import"})
@@ -48,9 +48,9 @@ class BodyLimit:
             return False
         headers = Headers(scope=scope)
         scheme, _, bearer = headers.get("authorization", "").partition(" ")
-        keys = self.fastapi.state.keys
-        return (keys.user_for(bearer.strip() if scheme.lower() == "bearer" else None) is None
-                and keys.user_for(headers.get("x-api-key")) is None)
+        return key_user(self.fastapi.state.keys,
+                        bearer.strip() if scheme.lower() == "bearer" else None,
+                        headers.get("x-api-key")) is None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
