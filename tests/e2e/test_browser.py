@@ -23,6 +23,7 @@ from pegasus.clock import parse_instant
 from pegasus.demo import samples
 from pegasus.neo4j_local import free_port
 from pegasus.settings import secret_text
+from tests.e2e.browsing import page_text
 
 EXPLORE = Path(__file__).resolve().parents[2] / "cypher" / "explore"
 class _CorsHandler(http.server.SimpleHTTPRequestHandler):
@@ -97,16 +98,15 @@ def test_browser_shows_the_demo_graph_with_the_pegasus_style(settings, neo4j_bro
             wait.until(expected_conditions.element_to_be_clickable(
                 (By.CSS_SELECTOR, "[data-testid='connect']"))).click()
             with contextlib.suppress(TimeoutException):
-                WebDriverWait(chromium, 10).until(lambda b: "Connected to Neo4j" in b.find_element(
-                    By.TAG_NAME, "body").text)
+                WebDriverWait(chromium, 10).until(lambda b: "Connected to Neo4j" in page_text(b))
                 break
     else:
         chromium.get(f"{neo4j_browser_url}?dbms=bolt://{bolt.hostname}:{bolt.port}"
                      "&preselectAuthMethod=NO_AUTH")
-    wait.until(lambda b: "Connected to Neo4j" in b.find_element(By.TAG_NAME, "body").text)
+    wait.until(lambda b: "Connected to Neo4j" in page_text(b))
     with serving_folder(EXPLORE) as styles:
         run_in_editor(chromium, f":style {styles}/pegasus.grass")
-        wait.until(lambda b: "node.Person" in b.find_element(By.TAG_NAME, "body").text)
+        wait.until(lambda b: "node.Person" in page_text(b))
     run_in_editor(chromium, f":param user_id => '{user_id}'")
     # On a loaded machine Browser can drop a command typed while it is still busy with the one
     # before (seen once in a full suite: nothing drawn after 60 s; alone it passed): the query
@@ -131,4 +131,4 @@ def test_browser_shows_the_demo_graph_with_the_pegasus_style(settings, neo4j_bro
     chromium.save_screenshot(str(shot))
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert re.search(r"\d+ nodes?, \d+ relationships?",
-                     chromium.find_element(By.TAG_NAME, "body").text.replace("\n", " "))
+                     page_text(chromium).replace("\n", " "))

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from selenium.common.exceptions import NoAlertPresentException, StaleElementReferenceException
+from selenium.common.exceptions import NoAlertPresentException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.ui import WebDriverWait
@@ -23,6 +23,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 from pegasus import Memory
 from pegasus.neo4j_local import free_port
 from pegasus.serve.app import create_app
+from tests.e2e.browsing import page_text
 from tests.helpers import rel, snapshot
 from tests.serve.servers import serving
 
@@ -50,21 +51,13 @@ def page(settings, user_id):
             yield url, memory, alice, bruno
 
 
-def text(browser) -> str:
-    """The page's text; "" while a navigation replaces the body (a wait polls again)."""
-    try:
-        return browser.find_element(By.TAG_NAME, "body").text
-    except StaleElementReferenceException:
-        return ""
-
-
 def sign_in(browser, url: str, key: str) -> None:
     browser.get(url + "/")
     field = browser.find_element(By.CSS_SELECTOR, 'input[name="key"]')
     assert field.get_attribute("type") == "password"
     field.send_keys(key)
     browser.find_element(By.CSS_SELECTOR, "form.sign-in button").click()
-    WebDriverWait(browser, 30).until(lambda b: "Your memories" in text(b))
+    WebDriverWait(browser, 30).until(lambda b: "Your memories" in page_text(b))
 
 
 def no_alert(browser) -> bool:
@@ -104,10 +97,10 @@ def test_a_person_sees_searches_forgets_and_exports_their_memory(page, chromium,
     # The list: most recent first, each with its words, day, strength and state.
     lines = [e.text for e in chromium.find_elements(By.CSS_SELECTOR, ".memory .line")]
     assert lines[0] == "User LIVES_IN Porto" and len(lines) == 4
-    assert "I have been at Acme for three years" in text(chromium)
-    assert "said 2026-03-01" in text(chromium) and "active" in text(chromium)
+    assert "I have been at Acme for three years" in page_text(chromium)
+    assert "said 2026-03-01" in page_text(chromium) and "active" in page_text(chromium)
     # The stored markup is shown as characters; nothing ran, nothing was injected.
-    assert f"we moved to Porto {XSS}" in text(chromium)
+    assert f"we moved to Porto {XSS}" in page_text(chromium)
     assert no_alert(chromium)
     assert chromium.execute_script("return document.images.length") == 0
     assert chromium.execute_script(
@@ -122,8 +115,8 @@ def test_a_person_sees_searches_forgets_and_exports_their_memory(page, chromium,
         "User HAS_BOSS Sarah"]
     # A memory's history.
     chromium.find_element(By.PARTIAL_LINK_TEXT, "history").click()
-    WebDriverWait(chromium, 30).until(lambda b: "Every time it was said" in text(b))
-    assert "c-work" in text(chromium) and "my boss Sarah moved the deadline again" in text(
+    WebDriverWait(chromium, 30).until(lambda b: "Every time it was said" in page_text(b))
+    assert "c-work" in page_text(chromium) and "my boss Sarah moved the deadline again" in page_text(
         chromium)
     shoot(chromium, tmp_path, "page-memory-history.png")
     boss_id = chromium.current_url.rsplit("/", 1)[1]
@@ -148,7 +141,7 @@ def test_a_person_sees_searches_forgets_and_exports_their_memory(page, chromium,
     # Forget one memory: gone from the database, its words too.
     chromium.get(f"{url}/memories/{boss_id}")
     chromium.find_element(By.CSS_SELECTOR, "button.danger").click()
-    WebDriverWait(chromium, 30).until(lambda b: "The memory is forgotten" in text(b))
+    WebDriverWait(chromium, 30).until(lambda b: "The memory is forgotten" in page_text(b))
     left = raw_driver.execute_query(
         "MATCH ()-[r {id: $id}]->() RETURN count(r) AS edges", id=boss_id).records[0]["edges"]
     words = raw_driver.execute_query(
@@ -188,7 +181,7 @@ def test_changes_from_elsewhere_are_refused_and_another_key_sees_nothing(page, c
             "const csrf = form.querySelector('[name=csrf]');"
             "if (arguments[0] === null) csrf.remove(); else csrf.value = arguments[0];"
             "form.submit();", token)
-        WebDriverWait(chromium, 30).until(lambda b: "Refused" in text(b))
+        WebDriverWait(chromium, 30).until(lambda b: "Refused" in page_text(b))
     # Another site's page posting to ours with the browser's cookie: refused.
     (tmp_path / "evil").mkdir()
     (tmp_path / "evil" / "index.html").write_text(
@@ -197,16 +190,16 @@ def test_changes_from_elsewhere_are_refused_and_another_key_sees_nothing(page, c
     with attacker_site(tmp_path / "evil") as evil:
         chromium.get(evil + "/index.html")
         chromium.find_element(By.ID, "go").click()
-        WebDriverWait(chromium, 30).until(lambda b: "Refused" in text(b))
+        WebDriverWait(chromium, 30).until(lambda b: "Refused" in page_text(b))
     assert snapshot(raw_driver) == before
     # Another key: its own empty memory, and "not found" for every id of alice's.
     chromium.get(url + "/memories")
     chromium.find_element(By.CSS_SELECTOR, "form.sign-out button").click()
     WebDriverWait(chromium, 30).until(lambda b: b.find_elements(By.NAME, "key"))
     sign_in(chromium, url, KEY_B)
-    assert "No memory matches." in text(chromium) and "Sarah" not in text(chromium)
+    assert "No memory matches." in page_text(chromium) and "Sarah" not in page_text(chromium)
     for path in [f"/memories/{boss.id}", f"/entities/{boss.target_id}"]:
         chromium.get(url + path)
         assert chromium.find_element(By.TAG_NAME, "h1").text == "Not found"
-        assert "Sarah" not in text(chromium) and "deadline" not in text(chromium)
+        assert "Sarah" not in page_text(chromium) and "deadline" not in page_text(chromium)
     assert snapshot(raw_driver) == before
