@@ -33,23 +33,23 @@
 // only edges of that type, where a `type(r) = label` filter read all of the user's edges.
 CYPHER 25
 CALL () {
-  UNWIND $seeds AS seed
+  UNWIND $walk.seeds AS seed
   MATCH (n:Entity {user_id: $user_id, id: seed.id})
   USING INDEX n:Entity(user_id, id)
   RETURN n, seed.act AS act
   UNION ALL
-  UNWIND $seed_labels AS seed
+  UNWIND $walk.seed_labels AS seed
   CALL (seed) {
     MATCH (anchor:Entity {user_id: $user_id})
     USING INDEX anchor:Entity(user_id, id)
-    WHERE anchor.id IN $anchors AND COUNT { (anchor)--() } <= $hub_edges
+    WHERE anchor.id IN $walk.anchors AND COUNT { (anchor)--() } <= $hub_edges
     MATCH (anchor)-[r:$(seed.label)]-(:Entity)
     WHERE @current(r)
     WITH DISTINCT r ORDER BY r.strength DESC, r.id LIMIT $fanout
     UNWIND [startNode(r), endNode(r)] AS n
     RETURN n
   }
-  WITH n, seed WHERE n.id <> coalesce($self_id, '')
+  WITH n, seed WHERE n.id <> coalesce($walk.self_id, '')
   RETURN n, seed.act AS act
 }
 WITH n, max(act) AS act
@@ -121,14 +121,14 @@ CALL (nodes) {
 // sort chose them when this was done in Python: the blocks stay the same).
 CALL (scored) {
   UNWIND range(0, size(scored) - 1) AS i
-  WITH scored[i] AS n, i WHERE n.id <> coalesce($self_id, '') AND n.score >= $expand_threshold
+  WITH scored[i] AS n, i WHERE n.id <> coalesce($walk.self_id, '') AND n.score >= $expand_threshold
   WITH n, i ORDER BY n.score DESC, i LIMIT $expand_nodes
   RETURN collect(n.id) AS expand
 }
 // 4. The memory edges a recall may show (docs/design.md, "Recall"): the current edges of the
 // nodes chosen above, the edges whose snippets the full-text index finds for the message's
-// words ($query, restricted to this user by its user_key term; null for none), and the edges
-// of the $meaning_limit snippets nearest to the message's meaning ($meaning, a unit vector;
+// words ($walk.query, restricted to this user by its user_key term; null for none), and the edges
+// of the $meaning_limit snippets nearest to the message's meaning ($walk.meaning, a unit vector;
 // null for none) in the snippet_meaning index, filtered to this user inside the index (a
 // question often asks in other words than the memory said), whose cosine reaches
 // $meaning_floor (an unrelated message finds nothing). With $history, superseded edges found
@@ -148,14 +148,14 @@ CALL (expand) {
     RETURN r, null AS hit
     UNION ALL
     CALL () {
-      WITH 1 AS one WHERE $query IS NOT NULL
-      CALL db.index.fulltext.queryNodes('snippet_text', $query, {limit: $text_limit})
+      WITH 1 AS one WHERE $walk.query IS NOT NULL
+      CALL db.index.fulltext.queryNodes('snippet_text', $walk.query, {limit: $text_limit})
         YIELD node, score
       RETURN node, score
       UNION ALL
-      WITH 1 AS one WHERE $meaning IS NOT NULL
+      WITH 1 AS one WHERE $walk.meaning IS NOT NULL
       MATCH (node:Snippet)
-        SEARCH node IN (VECTOR INDEX snippet_meaning FOR $meaning WHERE node.user_id = $user_id
+        SEARCH node IN (VECTOR INDEX snippet_meaning FOR $walk.meaning WHERE node.user_id = $user_id
                         LIMIT $meaning_limit)
         SCORE AS similarity
       // The index scores cosine as (1 + cos) / 2.

@@ -9,7 +9,7 @@ CYPHER 25
 MATCH (p:Partition {user_id: $user_id})
 OPTIONAL MATCH (me:Entity {user_id: $user_id, id: p.self_id})
 CALL (p) {
-  UNWIND CASE WHEN coalesce(p.key_count, 0) > 0 THEN $words ELSE [] END AS w
+  UNWIND CASE WHEN coalesce(p.key_count, 0) > 0 THEN $search.words ELSE [] END AS w
   CALL (w) {
     MATCH (k:Key)
       SEARCH k IN (VECTOR INDEX key_centred FOR w.vector WHERE k.user_id = $user_id LIMIT $n)

@@ -88,7 +88,7 @@ def test_more_keys_above_the_threshold_than_first_asked_are_all_found(settings, 
 def test_the_seed_query_runs_in_the_vector_index(raw_driver):
     plan = raw_driver.execute_query(
         "CYPHER 25 EXPLAIN " + cypher.load("read/seed_keys").split("CYPHER 25", 1)[1],
-        user_id="u", n=4, words=[{"word": 0, "vector": [0.1] * 384}]).summary.plan
+        user_id="u", n=4, search={"words": [{"word": 0, "vector": [0.1] * 384}]}).summary.plan
 
     def operators(node):
         yield node["operatorType"], node.get("args", {}).get("Details", "")

@@ -51,6 +51,21 @@ def names_user(word: str, partition: Partition) -> bool:
     return word in partition.self_words or word.removesuffix("'s") in partition.self_words
 
 
+def walk_shape(seeds: Seeds, self_id: str | None, text: str | None,
+               message: np.ndarray | None) -> dict[str, Any]:
+    """What varies in size from one walk to the next, in one map parameter (`$walk`): Neo4j
+    keys a cached plan on each list and string parameter's size rounded up to a power of ten,
+    not on a map's contents, so every message shares one plan of read/recall_walk instead of
+    planning again (1-2.5 s) for each new combination of sizes (decisions.md, "One plan")."""
+    return {
+        "seeds": [{"id": i, "act": a} for i, a in seeds.entity_scores.items()],
+        "seed_labels": [{"label": lb, "act": a} for lb, a in seeds.labels.items()],
+        "anchors": [*seeds.entity_scores, *([self_id] if self_id else [])],
+        "self_id": self_id, "query": text,
+        "meaning": message.tolist() if message is not None and message.any() else None,
+    }
+
+
 @dataclass
 class Explained:
     """Everything a recall computed, for notebooks and debugging."""
@@ -152,7 +167,7 @@ class RecallEngine:
         while pending or partition is None:
             answer = query(
                 "read/seed_keys", user_id=user_id, n=depth,
-                words=[{"word": i, "vector": centred[i].tolist()} for i in pending])
+                search={"words": [{"word": i, "vector": centred[i].tolist()} for i in pending]})
             partition = partition or partition_of(answer)
             rows = answer[0]["keys"] if answer else []
             if not partition.key_count:
@@ -248,13 +263,10 @@ class RecallEngine:
         rows = (query or self.store.query)(
             "read/recall_walk", user_id=user_id, now=now, spread=s.spread_factor,
             fanout=s.fanout, hub_edges=s.hub_edges, hop2_sources=s.hop2_sources,
-            seeds=[{"id": i, "act": a} for i, a in seeds.entity_scores.items()],
-            seed_labels=[{"label": lb, "act": a} for lb, a in seeds.labels.items()],
-            anchors=[*seeds.entity_scores, *([self_id] if self_id else [])],
-            self_id=self_id, co_episode_threshold=s.co_episode_threshold,
+            walk=walk_shape(seeds, self_id, text, message if s.meaning_candidates else None),
+            co_episode_threshold=s.co_episode_threshold,
             co_episode_bonus=co_episode_bonus, expand_threshold=expand_threshold,
-            expand_nodes=expand_nodes, query=text, text_limit=s.keyword_candidates,
-            meaning=(message.tolist() if s.meaning_candidates and message.any() else None),
+            expand_nodes=expand_nodes, text_limit=s.keyword_candidates,
             meaning_limit=s.meaning_candidates, meaning_floor=s.meaning_floor,
             history=history, faded=s.recall_faded)
         if not rows:

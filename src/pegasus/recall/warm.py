@@ -3,9 +3,10 @@ query at its first run (seconds on a busy machine), and a first proxied recall t
 passed the proxy's memory budget and went without memory (#36).
 
 Neo4j keys a cached plan on the query and on each list and string parameter's size rounded up
-to a power of ten (exact for 0 and 1), so one rehearsal plans one shape only: each query is run
-in the shapes a usual message gives (one word or a few; one seed or a few; no, one or a few
-relation labels). A rarer shape (a message of over ten content words) is planned on first use."""
+to a power of ten. What varies in size from one message to the next goes to recall's two big
+queries in one map parameter (`walk_shape`, `$search`), whose contents are not part of the key,
+so one rehearsal plans every message's shape; the user id's size is the caller's (each
+configured user's id size is rehearsed)."""
 
 from __future__ import annotations
 
@@ -18,26 +19,19 @@ from pegasus.recall.seeds import Seeds
 from pegasus.snippets import keyword_query
 
 WORDS = ["warm", "up", "start"]
-SEED_SHAPES = [(1, 0), (1, 1), (3, 0), (3, 1), (3, 3)]  # (entity seeds, relation labels)
-ID = 36  # an entity id's length (its size bucket)
+ID = 36  # an entity id's length
 
 
 def rehearse(engine: RecallEngine, query: Query, user_id: str, now: datetime) -> None:
-    """Run each query of a recall for `user_id` (an empty partition: each finds nothing) in
-    the shapes of usual messages, with the parameters a real recall passes."""
+    """Run each query of a recall for `user_id` (an empty partition: each finds nothing) with
+    the parameters a real recall passes."""
     vectors = engine.embedder.embed(WORDS)
     mean, _ = load_centre(engine.embedder.model_name, engine.embedder.dimensions)
     engine.partition(user_id, query)
-    for count in (1, len(WORDS)):
-        engine.search_keys(user_id, centre(vectors[:count], mean),
-                           engine.settings.seed_threshold, query)
-    ids = [str(i).rjust(ID) for i in range(3)]  # blank-padded: ids no entity has
-    message = engine.message_vector(" ".join(WORDS), vectors)
+    engine.search_keys(user_id, centre(vectors, mean), engine.settings.seed_threshold, query)
+    ids = [str(i).rjust(ID) for i in range(len(WORDS))]  # blank-padded: ids no entity has
     s = engine.settings
-    for seeds, labels in SEED_SHAPES:
-        for count in (1, len(WORDS)):
-            engine.walk(user_id, Seeds({i: 1.0 for i in ids[:seeds]},
-                                       {f"WARM_{i}": 1.0 for i in range(labels)}, []),
-                        now, " " * ID, message, keyword_query(user_id, WORDS[:count]), False,
-                        s.expand_threshold, s.expand_nodes, s.co_episode_bonus, query)
+    engine.walk(user_id, Seeds({i: 1.0 for i in ids}, {"WARM": 1.0}, []), now, " " * ID,
+                engine.message_vector(" ".join(WORDS), vectors), keyword_query(user_id, WORDS),
+                False, s.expand_threshold, s.expand_nodes, s.co_episode_bonus, query)
     engine.forget_user(user_id)  # the depth hint search_keys left for it
