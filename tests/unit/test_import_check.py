@@ -195,6 +195,26 @@ def test_a_number_too_long_for_python_is_one_line(tmp_path):
         importer.check(path)
 
 
+def test_a_key_named_twice_in_one_object_is_refused(tmp_path):
+    # Noted by the outside attack: a key named twice was read as its last value, silently.
+    path = tmp_path / "f.jsonl"
+    lines = [json.dumps(r) for r in good()]
+    lines[2] = lines[2].replace('"name": "Sarah"', '"name": "Sarah", "name": "Mallory"')
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(InvalidExportError,
+                       match=r"^line 3: a key 'name' appears twice in one object "):
+        importer.check(path)
+
+
+def test_a_header_whose_version_is_true_is_not_version_1(tmp_path):
+    # true == 1 in Python: the header check took it for version 1.
+    header = {**good()[0], "version": True}
+    path = write(tmp_path / "f.jsonl", [header, *good()[1:]])
+    with pytest.raises(InvalidExportError,
+                       match=r"^line 1: version: format version true is unknown; "):
+        importer.check(path)
+
+
 def test_a_line_nested_past_any_parser_is_one_line(tmp_path):
     path = write(tmp_path / "f.jsonl", [good()[0], "[" * 100_000 + "]" * 100_000])
     with pytest.raises(InvalidExportError, match=r"^line 2"):

@@ -15,6 +15,7 @@ import json
 import os
 import socket
 import uuid
+from collections import Counter
 from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
@@ -104,6 +105,20 @@ def _structure_problem(data: Any) -> str | None:
     return None
 
 
+class _RepeatedKey(ValueError):
+    """A JSON object names one key twice."""
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object, refused when it names a key twice: Python keeps the last, another reader
+    the first, and a file that says two things about one field is not an export."""
+    data = dict(pairs)
+    if len(data) != len(pairs):
+        counts = Counter(k for k, _ in pairs)
+        raise _RepeatedKey(next(k for k, n in counts.items() if n > 1))
+    return data
+
+
 def _plain(key: str) -> bool:
     """A key fit to be named in a message (a bad key is named by where it is)."""
     return key.isascii() and key.isprintable() and len(key) <= MAX_ID_CHARS
@@ -121,7 +136,11 @@ def _parsed(path: Path) -> Iterator[tuple[int, Any]]:
         if not text.strip():
             continue
         try:
-            data = json.loads(text)
+            data = json.loads(text, object_pairs_hook=_object)
+        except _RepeatedKey as exc:
+            key = f" {exc.args[0]!r}" if _plain(exc.args[0]) else ""
+            raise InvalidExportError(f"line {number}: a key{key} appears twice in one object "
+                                     "(which one counts would be a guess)") from None
         except (json.JSONDecodeError, RecursionError) as exc:
             problem = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
             raise InvalidExportError(f"line {number}: not JSON ({problem})") from None
@@ -148,9 +167,10 @@ def _check_header(data: Any, number: int) -> None:
     if not isinstance(data, dict) or data.get("type") != "header" or data.get("format") != FORMAT:
         raise InvalidExportError(f"line {number}: not a {FORMAT} file (its first line must be "
                                  "the header)")
-    if data.get("version") != VERSION:
+    version = data.get("version")
+    if isinstance(version, bool) or version != VERSION:  # true == 1 in Python, not in the format
         raise InvalidExportError(f"line {number}: version: format version "
-                                 f"{data.get('version')!r} is unknown; this Pegasus reads "
+                                 f"{json.dumps(version)} is unknown; this Pegasus reads "
                                  f"version {VERSION}")
 
 
