@@ -7,12 +7,14 @@ calling the stub directly; where one recall's time goes, stage by stage.
     python -m benchmarks.load [--users 20] [--requests 200] [--levels 1 4 16] [--repeats 3]
                               [--baseline DIR] [--results FILE]
 
-Every configuration (worker count, and with --baseline the code: DIR is another checkout,
-e.g. `git worktree add --detach DIR main`, whose serve runs beside this one's in the same run,
-its src/ first on PYTHONPATH) is started fresh, warmed up, then measured; configurations run
-in alternating order (1, 2 then 2, 1 …) `--repeats` times, and the tables give the median run
-and the min–max. The machine's facts (cores, memory, CPU, where Neo4j runs) are read, not
-written, and the load average is read before every level and shown beside its figures.
+Every configuration (worker count, and with --baseline the code: DIR is another checkout, e.g.
+`git worktree add --detach DIR main`, whose serve runs beside this one's in the same run, its
+src/ first on PYTHONPATH, on a Neo4j of its own that its own code loaded with the same graphs:
+a serve refuses a database migrated by newer code) is started fresh, warmed up, then measured;
+configurations run in alternating order (1, 2 then 2, 1 …) `--repeats` times, and the tables
+give the median run and the min–max. The machine's facts (cores, memory, CPU, where Neo4j runs)
+are read, not written, and the load average is read before every level and shown beside its
+figures.
 Neo4j is a throwaway server on this machine (or NEO4J_URI); every request goes to 127.0.0.1.
 Writes every level's figures to --results (JSON) and the "Load" section of docs/benchmarks.md.
 """
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import ipaddress
 import json
 import os
@@ -32,7 +35,7 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -40,13 +43,14 @@ import httpx
 
 from benchmarks._server import machine, memory
 from benchmarks.report import write_section
+from benchmarks.seed_users import T0
+from benchmarks.seed_users import seed as seed_users
 from pegasus import store as store_module
-from pegasus.neo4j_local import free_port
+from pegasus.neo4j_local import LocalNeo4j, free_port
 from pegasus.settings import secret_text
-from pegasus.synthetic import conversations, message
+from pegasus.synthetic import message
 from tests.serve.servers import StubUpstream, serving
 
-T0 = datetime(2026, 1, 1, tzinfo=UTC)
 MIXES = {"mixed": [("recall", 0.6), ("chat", 0.25), ("turns", 0.1), ("close", 0.05)],
          "recall only": [("recall", 1.0)]}
 
@@ -324,21 +328,27 @@ def main() -> None:
                         help="every level's figures, as JSON")
     parser.add_argument("--no-write", action="store_true", help="leave docs/benchmarks.md")
     args = parser.parse_args()
-    rng = random.Random(7)
     keys = {f"key-load-{i:04d}": f"load-user-{i}" for i in range(args.users)}
-    names: dict[str, list[str]] = {}
     upstream = StubUpstream()
     load_before = os.getloadavg()
     extractions = tempfile.NamedTemporaryFile(suffix=".log", delete=False).name  # noqa: SIM115
     configs = configurations(args.workers, args.baseline)
-    with memory(heap="2g", pagecache="1g") as mem, serving(upstream.app) as stub_root:
+    with (memory(heap="2g", pagecache="1g") as mem, serving(upstream.app) as stub_root,
+          contextlib.ExitStack() as stack):
         stub = f"{stub_root}/v1"
-        for user in keys.values():
-            for n, batch in enumerate(conversations(rng, edges=200)):
-                mem.commit(user, f"seed-{n}", batch, at=T0 + timedelta(days=n))
-            names[user] = sorted({n for m in mem.memories(user) for n in (m.source, m.target)}
-                                 - {"User"})
-        env = {**os.environ, "NEO4J_URI": mem.settings.neo4j_uri, "HF_HUB_OFFLINE": "1",
+        names = seed_users(mem, list(keys.values()))
+        # A baseline gets a Neo4j of its own, loaded by its own code (the same graphs).
+        uris = {None: mem.settings.neo4j_uri}
+        if args.baseline is not None:
+            state = stack.enter_context(LocalNeo4j.throwaway(heap="2g", pagecache="1g"))
+            folder = str(args.baseline.resolve())
+            subprocess.run(
+                [sys.executable, str(Path(__file__).with_name("seed_users.py")),
+                 state.bolt_uri, json.dumps(list(keys.values()))], check=True,
+                stdout=subprocess.DEVNULL, cwd=folder,
+                env={**os.environ, "PYTHONPATH": f"{folder}/src:{folder}"})
+            uris[folder] = state.bolt_uri
+        env = {**os.environ, "HF_HUB_OFFLINE": "1",
                "PEGASUS_API_KEYS": json.dumps(keys), "PEGASUS_UPSTREAM_BASE_URL": stub,
                "PEGASUS_DECAY_IN_SERVE": "false", "PEGASUS_IDLE_CLOSE_S": "3600",
                "PEGASUS_LLM_FACTORY": "benchmarks.replicas:extractor",
@@ -352,8 +362,9 @@ def main() -> None:
         for repeat in range(args.repeats):
             order = configs if repeat % 2 == 0 else configs[::-1]
             for name, code, folder, workers in order:
-                here = env if folder is None else {
-                    **env, "PYTHONPATH": f"{folder}/src:{folder}:{env.get('PYTHONPATH', '')}"}
+                here = {**env, "NEO4J_URI": uris[folder]} if folder is None else {
+                    **env, "NEO4J_URI": uris[folder],
+                    "PYTHONPATH": f"{folder}/src:{folder}:{env.get('PYTHONPATH', '')}"}
                 base, server = start_serve(here, workers)
                 try:
                     asyncio.run(level(base, keys, names, 4, args.warmup, -1, MIXES["mixed"]))
