@@ -5,6 +5,8 @@ so no model file is generated, cached or shipped besides the model's own folder.
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import json
 import math
 from pathlib import Path
@@ -15,6 +17,14 @@ from pegasus.errors import ConfigError
 
 _OPSET = 17  # LayerNormalization is a single op from 17 on
 _I64 = np.int64
+
+
+def release_freed_memory() -> None:
+    """Give the heap the weights and the graph were built in back to the system: glibc keeps
+    freed memory for reuse, and a serve worker's RSS stayed ~30 MB higher for nothing (#38).
+    Elsewhere than glibc, nothing."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
 def read_folder(folder: Path) -> tuple[dict, int]:
@@ -157,6 +167,8 @@ class OnnxEncoder:
         graph = build_graph(load_file(str(folder / "model.safetensors")), config)
         self.session = onnxruntime.InferenceSession(
             graph, options, providers=["CPUExecutionProvider"])
+        del graph
+        release_freed_memory()
 
     def encode(self, texts: list[str], batch_size: int = 64) -> np.ndarray:
         """Unit-length embeddings, one row per text; batches of similar lengths pad little."""
