@@ -344,10 +344,11 @@ def pane(session: str) -> str:
 
 
 def in_tmux(session: str, cwd: Path, env: dict[str, str], *command: str) -> None:
-    """Start a CLI in a detached 200x50 tmux pane, with exactly this environment."""
+    """Start a CLI in a detached 200x100 tmux pane (tall enough that nothing scrolls out of
+    what `pane` reads), with exactly this environment."""
     tmux = shutil.which("tmux")
     assert tmux, "tmux not found: apt-get install tmux"
-    subprocess.run([tmux, "new-session", "-d", "-s", session, "-x", "200", "-y", "50",
+    subprocess.run([tmux, "new-session", "-d", "-s", session, "-x", "200", "-y", "100",
                     "-c", str(cwd), "env", *(f"{k}={v}" for k, v in env.items()), *command],
                    check=True, timeout=30)
 
