@@ -8,6 +8,7 @@ import json
 import os
 import shlex
 import shutil
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -184,7 +185,9 @@ def _hooks(part: str, path: Path, more: str = "") -> Check:
     program = shlex.split(next(c for found in commands.values() for c in found))[0]
     found = shutil.which(program, path=os.environ.get("PATH"))
     if found is None:
-        here = shutil.which("pegasus-hook")
+        # ./run's venv is not on PATH: the hook is still beside this interpreter (README)
+        here = shutil.which("pegasus-hook", path=os.pathsep.join(
+            [os.environ.get("PATH", ""), str(Path(sys.executable).parent)]))
         todo = (f"use its full path {here} in the commands, or put {Path(here).parent} on PATH"
                 if here else "install Pegasus where the CLI runs, or give the hook's full path")
         return problem(part, f"{path} runs {program!r}, which is not on PATH: {todo}")

@@ -19,8 +19,12 @@ from pegasus.settings import Settings, secret_text
 WHAT_TO_SET = ("set PEGASUS_UPSTREAM_BASE_URL (and PEGASUS_UPSTREAM_API_KEY) or "
                "PEGASUS_LLM_MODEL (and PEGASUS_LLM_BASE_URL / PEGASUS_LLM_API_KEY); closed "
                "conversations wait for it and are extracted then")
-NO_MODEL = ("no model is known for conversations recorded without the proxy (hooks, plugins, "
+# (Read after "pegasus serve has" in the hook's notice, so it is a noun phrase too.)
+NO_MODEL = ("no model for conversations recorded without the proxy (hooks, plugins, "
             "/v1/memory/turns): set PEGASUS_LLM_MODEL; they wait for it and are extracted then")
+# How the proxy records the model of a conversation held over /v1/messages: that model is
+# Anthropic's, so with both upstreams set it is extracted through the Anthropic one.
+MESSAGES_API = "anthropic:"
 
 
 @dataclass(frozen=True)
@@ -31,6 +35,9 @@ class Extraction:
     where: str = ""
     model: str | None = None  # None: each conversation's own model
     why: str = ""  # what is missing, when `via` is "off" or no model is known
+    # With both upstreams and no fixed model: what extracts conversations held over
+    # /v1/messages (their model is Anthropic's, which the OpenAI-compatible upstream lacks).
+    messages: Extraction | None = None
 
     @property
     def on(self) -> bool:
@@ -41,14 +48,22 @@ class Extraction:
         if not self.on:
             return f"off: {self.why}"
         model = self.model or "the model each conversation used"
-        return f"on: {model} via {self.where}"
+        said = f"on: {model} via {self.where}"
+        if self.messages is not None:
+            said += f"; conversations held over /v1/messages via {self.messages.where}"
+        return said
 
     def for_model(self, used: str | None) -> Extraction:
-        """This source for one conversation, which used model `used` (None: not known)."""
+        """This source for one conversation, which used model `used` (None: not known;
+        `anthropic:<model>` when held over /v1/messages)."""
+        if used and used.startswith(MESSAGES_API):
+            used = used.removeprefix(MESSAGES_API)
+            if self.messages is not None:
+                return self.messages.for_model(used)
         if not self.on or self.model or self.via == "factory":
-            return self
+            return replace(self, messages=None)
         if used:
-            return replace(self, model=used)
+            return replace(self, model=used, messages=None)
         return Extraction("off", why=NO_MODEL)
 
 
@@ -59,12 +74,15 @@ def extraction_source(settings: Settings) -> Extraction:
                           settings.llm_model)
     if settings.llm_base_url or settings.llm_api_key:
         return Extraction("llm", settings.llm_base_url or "the OpenAI API", settings.llm_model)
+    anthropic = (Extraction("anthropic", f"{settings.anthropic_upstream_base_url} (the proxy's "
+                            "Anthropic upstream)", settings.llm_model)
+                 if settings.anthropic_upstream_base_url else None)
     if settings.upstream_base_url:
         return Extraction("upstream", f"{settings.upstream_base_url} (the proxy's upstream)",
-                          settings.llm_model)
-    if settings.anthropic_upstream_base_url:
-        return Extraction("anthropic", f"{settings.anthropic_upstream_base_url} (the proxy's "
-                          "Anthropic upstream)", settings.llm_model)
+                          settings.llm_model,
+                          messages=anthropic if not settings.llm_model else None)
+    if anthropic is not None:
+        return anthropic
     if settings.llm_model:
         return Extraction("llm", "the OpenAI API", settings.llm_model)
     return Extraction("off", why=f"no LLM to extract memories with: {WHAT_TO_SET}")

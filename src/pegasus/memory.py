@@ -76,7 +76,7 @@ class Memory:
         self.store = Store(self.settings, driver)
         self.snapshots = Snapshots(self.settings.snapshot_users)
         self._llm = llm
-        self._models: dict[str | None, BaseChatModel] = {}
+        self._models: dict[tuple[str, str | None], BaseChatModel] = {}
         if reviewer is None and (llm is not None or self.settings.llm_model):
             from pegasus.merge.llm_review import LLMReviewer
 
@@ -112,7 +112,8 @@ class Memory:
             return self._llm
         from pegasus.llm import chat_model
 
-        key = self.extraction_for(used).model
+        source = self.extraction_for(used)
+        key = (source.via, source.model)  # one model name may be served by both upstreams
         if key not in self._models:
             self._models[key] = chat_model(self.settings, used)
         return self._models[key]

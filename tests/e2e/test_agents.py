@@ -13,12 +13,15 @@ look at the whole request body.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
+import tomllib
 from pathlib import Path
 
 import httpx
@@ -299,14 +302,19 @@ def test_the_hooks_go_on_when_pegasus_serve_is_down_and_send_later(
     assert json.loads((home / "pegasus-spool.json").read_text())["down"] is False
 
 
+def no_llm_env(neo4j_env: dict[str, str], user_id: str, tmp_path: Path) -> dict[str, str]:
+    """`pegasus serve`'s environment with no LLM and no upstream: nothing can extract."""
+    return {**{k: v for k, v in neo4j_env.items() if not k.startswith("PEGASUS_LLM_")},
+            "PEGASUS_API_KEYS": json.dumps({KEY: user_id}),
+            "PEGASUS_HOME": str(tmp_path / "pegasus-home")}
+
+
 def test_with_no_llm_each_cli_tells_the_person_once(agents, stub, neo4j_env, settings,
                                                     user_id, tmp_path):
     """#36: serve with no LLM and no upstream; the hooks' first prompt of a session tells the
     person. Headless, both CLIs show only the model's reply, so the model is handed the notice;
     Claude Code's stream-json shows the hook's message as the interactive CLI does."""
-    env = {**{k: v for k, v in neo4j_env.items() if not k.startswith("PEGASUS_LLM_")},
-           "PEGASUS_API_KEYS": json.dumps({KEY: user_id}),
-           "PEGASUS_HOME": str(tmp_path / "pegasus-home")}
+    env = no_llm_env(neo4j_env, user_id, tmp_path)
     notice = "memories are not being formed: pegasus serve has no LLM to extract memories with"
     with pegasus_serve(env, tmp_path / "serve.log") as url:
         home = tmp_path / "home"
@@ -335,15 +343,25 @@ def pane(session: str) -> str:
     return shown.stdout
 
 
+def in_tmux(session: str, cwd: Path, env: dict[str, str], *command: str) -> None:
+    """Start a CLI in a detached 200x100 tmux pane (tall enough that nothing scrolls out of
+    what `pane` reads), with exactly this environment."""
+    tmux = shutil.which("tmux")
+    assert tmux, "tmux not found: apt-get install tmux"
+    subprocess.run([tmux, "new-session", "-d", "-s", session, "-x", "200", "-y", "100",
+                    "-c", str(cwd), "env", *(f"{k}={v}" for k, v in env.items()), *command],
+                   check=True, timeout=30)
+
+
+def keys(session: str, *sent: str) -> None:
+    subprocess.run(["tmux", "send-keys", "-t", session, *sent], check=True, timeout=30)
+
+
 def test_interactive_claude_code_under_tmux_shows_the_notice_once(agents, stub, neo4j_env,
                                                                   user_id, tmp_path):
     """#36: the interactive Claude Code, driven in a tmux pane, shows the hook's notice (no
     LLM) on the session's first prompt, and not again on the next."""
-    tmux = shutil.which("tmux")
-    assert tmux, "tmux not found: apt-get install tmux"
-    env = {**{k: v for k, v in neo4j_env.items() if not k.startswith("PEGASUS_LLM_")},
-           "PEGASUS_API_KEYS": json.dumps({KEY: user_id}),
-           "PEGASUS_HOME": str(tmp_path / "pegasus-home")}
+    env = no_llm_env(neo4j_env, user_id, tmp_path)
     notice = "memories are not being formed"
     home = tmp_path / "home"
     project = home / "project"
@@ -361,20 +379,16 @@ def test_interactive_claude_code_under_tmux_shows_the_notice_once(agents, stub, 
         cli_env = {**hook_env(home, url), "ANTHROPIC_BASE_URL": stub.url,
                    "ANTHROPIC_API_KEY": key, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
                    "TERM": "xterm-256color"}
-        command = ["env", *(f"{k}={v}" for k, v in cli_env.items()), str(CLAUDE),
-                   "--model", "claude-sonnet-4-5", "--settings", str(home / "settings.json")]
-        subprocess.run([tmux, "new-session", "-d", "-s", session, "-x", "200", "-y", "50",
-                        "-c", str(project), *command], check=True, timeout=30)
+        in_tmux(session, project, cli_env, str(CLAUDE), "--model", "claude-sonnet-4-5",
+                "--settings", str(home / "settings.json"))
         try:
             assert wait_for(lambda: "for shortcuts" in pane(session)), pane(session)
             for answered, message in enumerate((FIRST, SECOND), start=1):
-                subprocess.run([tmux, "send-keys", "-t", session, "-l", message], check=True,
-                               timeout=30)
+                keys(session, "-l", message)
                 # Keys that arrive at once are taken as a paste, Enter included (a new line):
                 # the person presses Enter after typing.
                 time.sleep(2)
-                subprocess.run([tmux, "send-keys", "-t", session, "Enter"], check=True,
-                               timeout=30)
+                keys(session, "Enter")
                 assert wait_for(lambda m=message: any(
                     m in json.dumps(b) for b in stub.received_messages)), pane(session)
                 assert wait_for(lambda n=answered: pane(session).count(REPLY) >= n), \
@@ -382,4 +396,80 @@ def test_interactive_claude_code_under_tmux_shows_the_notice_once(agents, stub, 
             time.sleep(2)  # the second prompt's hook has answered: anything it shows is up
             assert pane(session).count(notice) == 1, pane(session)
         finally:
-            subprocess.run([tmux, "kill-session", "-t", session], timeout=30)
+            subprocess.run(["tmux", "kill-session", "-t", session], timeout=30)
+
+
+def paste(session: str, text: str) -> None:
+    """Paste text into the pane as a terminal does (bracketed), so no key in it is a command."""
+    subprocess.run(["tmux", "load-buffer", "-b", session, "-"], input=text, text=True,
+                   check=True, timeout=30)
+    subprocess.run(["tmux", "paste-buffer", "-p", "-d", "-b", session, "-t", session],
+                   check=True, timeout=30)
+
+
+def test_interactive_codex_under_tmux_asks_to_trust_the_hooks_then_shows_the_notice_once(
+        agents, stub, neo4j_env, user_id, tmp_path):
+    """#36: the interactive Codex TUI in a tmux pane. A new user's first start stops at "Hooks
+    need review"; trusting them keeps the trust in config.toml, so the next start goes
+    straight to the prompt, where the hook's notice (no LLM) shows once, under the session's
+    first prompt, as `↳ Hook · [pegasus] …`."""
+    env = no_llm_env(neo4j_env, user_id, tmp_path)
+    notice = "↳ Hook · [pegasus] memories are not being formed: pegasus serve has no LLM"
+    home = tmp_path / "home"
+    codex_home = home / "codex"
+    project = home / "project"
+    project.mkdir(parents=True)
+    codex_home.mkdir()
+    # A git repository, as most projects are: Codex asks to trust such a folder, and a
+    # returning user's config.toml has the answer.
+    subprocess.run(["git", "init", "-q", str(project)], check=True, timeout=30)
+    config = codex_home / "config.toml"
+    config.write_text(codex_config(stub.url + "/v1", "MODEL_KEY")
+                      + f'\n[projects."{project}"]\ntrust_level = "trusted"\n')
+    (codex_home / "hooks.json").write_text(json.dumps(hooks_config(), indent=2))
+    session = f"codex-{user_id}"
+    with pegasus_serve(env, tmp_path / "serve.log") as url:
+        cli_env = {**hook_env(home, url), "CODEX_HOME": str(codex_home),
+                   "MODEL_KEY": "model-key", "TERM": "xterm-256color"}
+        try:
+            in_tmux(session, project, cli_env, str(CODEX))
+            assert wait_for(lambda: "Hooks need review" in pane(session)), pane(session)
+            for option in ("1. Review hooks", "2. Trust all and continue",
+                           "3. Continue without trusting (hooks won't run)"):
+                assert option in pane(session), pane(session)
+            keys(session, "Down")
+            assert wait_for(lambda: "› 2. Trust all and continue" in pane(session)), \
+                pane(session)
+            keys(session, "Enter")
+            assert wait_for(lambda: "for shortcuts" in pane(session)), pane(session)
+            trusted = tomllib.loads(config.read_text())["hooks"]["state"]
+            assert sorted(name.split(":")[1] for name in trusted) == [
+                "session_end", "stop", "user_prompt_submit"], trusted
+            assert all(s["trusted_hash"].startswith("sha256:") for s in trusted.values())
+            subprocess.run(["tmux", "kill-session", "-t", session], timeout=30)
+
+            # The returning user: nothing to answer, the prompt at once.
+            in_tmux(session, project, cli_env, str(CODEX))
+            assert wait_for(lambda: "Ask Codex to do anything" in pane(session)), pane(session)
+            assert "Hooks need review" not in pane(session)
+            for answered, message in enumerate((FIRST, SECOND), start=1):
+                paste(session, message)
+                # Enter once the composer shows the whole message (the paste has landed).
+                assert wait_for(lambda m=message: f"› {m}" in pane(session)), pane(session)
+                keys(session, "Enter")
+                assert wait_for(lambda m=message: any(
+                    m in json.dumps(b) for b in stub.received_responses)), pane(session)
+                # The hook answers before the request, and its line is drawn before the reply.
+                assert wait_for(lambda n=answered: pane(session).count(REPLY) >= n), \
+                    pane(session)
+            assert pane(session).count(notice) == 1, pane(session)
+        finally:
+            subprocess.run(["tmux", "kill-session", "-t", session], timeout=30)
+            # The TUI's first start left Codex's app server running (it runs the hooks), and
+            # its updater, which `daemon stop` leaves: both would outlive the test.
+            subprocess.run(["env", *(f"{k}={v}" for k, v in cli_env.items()), str(CODEX),
+                            "app-server", "daemon", "stop"], capture_output=True, timeout=120)
+            updater = codex_home / "app-server-daemon" / "daemon-updater.pid"
+            if updater.exists():
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(json.loads(updater.read_text())["pid"], signal.SIGTERM)

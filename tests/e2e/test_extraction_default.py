@@ -45,6 +45,14 @@ def readme_env(neo4j_env: dict, user_id: str, tmp_path: Path, **upstreams: str) 
             "PEGASUS_PROXY_MEMORY_BUDGET_S": "60", **upstreams}
 
 
+def ready(url: str) -> dict:
+    """/readyz once it is 200: serve answers before its first probe of Neo4j has (a few
+    seconds on a busy machine)."""
+    answer = wait_for(lambda: (r := httpx.get(url + "/readyz")).status_code == 200 and r)
+    assert answer, httpx.get(url + "/readyz").text
+    return answer.json()
+
+
 def close(url: str, conversation: str) -> None:
     answer = httpx.post(f"{url}/v1/conversations/{conversation}/close",
                         headers={"Authorization": f"Bearer {KEY}"})
@@ -64,17 +72,23 @@ def maya(settings, user_id: str) -> list[tuple[str, str, list[str]]]:
                 if e.target == "Maya"]
 
 
-def test_the_readme_serve_block_extracts_through_the_openai_upstream(
+def test_the_readme_serve_block_extracts_each_conversation_through_its_upstream(
         neo4j_env, settings, user_id, upstream, tmp_path):
+    """Both upstreams, as the README's block sets them: a chat conversation is extracted
+    through the OpenAI-compatible one, a /v1/messages conversation (a Claude model) through
+    the Anthropic one."""
     env = readme_env(neo4j_env, user_id, tmp_path,
                      PEGASUS_UPSTREAM_BASE_URL=upstream.url + "/v1",
-                     PEGASUS_UPSTREAM_API_KEY="sk-upstream-1")
+                     PEGASUS_UPSTREAM_API_KEY="sk-upstream-1",
+                     PEGASUS_ANTHROPIC_UPSTREAM_BASE_URL=upstream.url,
+                     PEGASUS_ANTHROPIC_UPSTREAM_API_KEY="sk-ant-upstream-1")
     log = tmp_path / "serve.log"
     with pegasus_serve(env, log) as url:
         said = [line for line in log.read_text().splitlines() if "extraction" in line]
         assert said == [f"pegasus serve: extraction on: the model each conversation used via "
-                        f"{upstream.url}/v1 (the proxy's upstream)"]
-        assert httpx.get(url + "/readyz").json()["extraction"] == said[0].split("extraction ")[1]
+                        f"{upstream.url}/v1 (the proxy's upstream); conversations held over "
+                        f"/v1/messages via {upstream.url} (the proxy's Anthropic upstream)"]
+        assert ready(url)["extraction"] == said[0].split("extraction ")[1]
         client = openai.OpenAI(base_url=url + "/v1", api_key=KEY)
         client.chat.completions.create(model="gpt-4o-mini", messages=[
             {"role": "user", "content": f"Hello! By the way, {TAUGHT}."}],
@@ -93,6 +107,15 @@ def test_the_readme_serve_block_extracts_through_the_openai_upstream(
         assert "x-pegasus-memory" not in answer.headers, answer.headers["x-pegasus-memory"]
         assert memory_block(json.dumps(upstream.received[-1]["messages"]), TAUGHT)
 
+        claude = anthropic.Anthropic(base_url=url, api_key=KEY)
+        claude.messages.create(model="claude-sonnet-4-5", max_tokens=100, messages=[
+            {"role": "user", "content": "Hi again, nothing new today."}],
+            extra_headers={"X-Pegasus-Conversation": "held-over-messages"})
+        close(url, "held-over-messages")
+        assert closed(settings, user_id, "held-over-messages")["status"] == "closed"
+        assert [(e["api"], e["model"], e["key"]) for e in upstream.extractions[1:]] == [
+            ("messages", "claude-sonnet-4-5", "sk-ant-upstream-1")]
+
 
 def test_with_only_the_anthropic_upstream_claude_extracts(neo4j_env, settings, user_id,
                                                            upstream, tmp_path):
@@ -100,7 +123,7 @@ def test_with_only_the_anthropic_upstream_claude_extracts(neo4j_env, settings, u
                      PEGASUS_ANTHROPIC_UPSTREAM_BASE_URL=upstream.url,
                      PEGASUS_ANTHROPIC_UPSTREAM_API_KEY="sk-ant-upstream-1")
     with pegasus_serve(env, tmp_path / "serve.log") as url:
-        assert httpx.get(url + "/readyz").json()["extraction"] == (
+        assert ready(url)["extraction"] == (
             f"on: the model each conversation used via {upstream.url} (the proxy's Anthropic "
             "upstream)")
         client = anthropic.Anthropic(base_url=url, api_key=KEY)
@@ -136,10 +159,12 @@ def hook(event: str, payload: dict, url: str, spool: Path) -> dict:
     return json.loads(done.stdout) if done.stdout.strip() else {}
 
 
-def awaiting_gauge(url: str) -> float:
+def awaiting_gauge(url: str) -> float | None:
+    """The gauge, or None before serve's first probe of Neo4j (or when a probe timed out on
+    a busy machine): /metrics leaves the graph's gauges out until one answers."""
     lines = httpx.get(url + "/metrics").text.splitlines()
-    return float(next(line.split()[-1] for line in lines
-                      if line.startswith("pegasus_closes_awaiting_extraction ")))
+    return next((float(line.split()[-1]) for line in lines
+                 if line.startswith("pegasus_closes_awaiting_extraction ")), None)
 
 
 def test_with_no_llm_everyone_is_told_nothing_is_lost_and_the_backlog_follows(
@@ -150,8 +175,7 @@ def test_with_no_llm_everyone_is_told_nothing_is_lost_and_the_backlog_follows(
     spool = tmp_path / "spool.json"
     with pegasus_serve(env, log) as url:
         assert f"pegasus serve: extraction {off}" in log.read_text().splitlines()
-        ready = httpx.get(url + "/readyz")
-        assert ready.status_code == 200 and ready.json()["extraction"] == off
+        assert ready(url)["extraction"] == off
 
         # Claude Code's hooks: the session's first prompt tells the person, the next does not
         first = hook("UserPromptSubmit", {"session_id": "s1", "prompt": f"Hi, {TAUGHT}."},

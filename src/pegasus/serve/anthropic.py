@@ -22,6 +22,7 @@ from fastapi.routing import APIRoute
 from pydantic import BaseModel, ConfigDict, Field
 
 from pegasus.hook import memory_note
+from pegasus.llm import MESSAGES_API
 from pegasus.serve.conversations import derived_id
 from pegasus.serve.http import User, error_responses
 from pegasus.serve.proxy import CONVERSATION_HEADER, _upstream, forward, prepare
@@ -167,8 +168,9 @@ async def messages(
     base = (conversation or stated_session(body.metadata)
             or derived_id(user, [{"role": "system", "content": body.system},
                                  *payload["messages"]]))
+    # recorded as Anthropic's, so the close extracts it through the Anthropic upstream
     prepared = await prepare(request, user, base[:180], user_text(body.messages[-1]),
-                             body.model)
+                             MESSAGES_API + body.model)
     if prepared.block:
         payload["system"] = with_memory(body.system, prepared.block)
     headers = {name: request.headers[name] for name in FORWARDED_HEADERS
