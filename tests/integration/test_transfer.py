@@ -201,3 +201,30 @@ def test_an_export_holding_a_hand_merge_of_uncited_entities_imports_again(
         report = mem.import_memory(user_id, path, replace=True, at=T3)
         assert (report.entities, report.merge_records) == (1, 1)
         assert comparable(lines(mem, user_id)) == comparable(exported)
+
+
+def test_ids_inside_a_merge_record_held_by_another_user_are_refused(settings, user_id,
+                                                                   raw_driver, tmp_path):
+    """Found by the outside attack (session 3): a merge record's absorbed entity and its
+    taken-off memories carry ids that undo writes back; another user's ids there went in, and
+    the undo made a second node and edge with the victim's ids. Refused by line, nothing
+    written."""
+    from tests.unit.test_import_check import ABSORBED, EDGE, good, write
+
+    victim, attacker = f"{user_id}-victim", f"{user_id}-attacker"
+    with Memory(settings) as memory:
+        memory.commit(victim, "cv", {"entities": [{"name": "Acme", "kind": "ORG"}],
+                                     "relations": [rel("User", "WORKS_AT", "Acme")]}, at=T1)
+        [held] = memory.memories(victim)
+        for field, record in [
+            ("record.absorbed.id", {"absorbed": json.dumps({**ABSORBED, "id": held.target_id})}),
+            ("record.between[0].props.id", {"between": [json.dumps(
+                {"label": "KNOWS", "props": {**EDGE, "id": held.id}, "from_survivor": True})]}),
+        ]:
+            records = good()
+            records[5]["record"].update(record)
+            before = snapshot(raw_driver)
+            with pytest.raises(InvalidExportError, match=re.escape(
+                    f"line 6 (merge_record): {field}: another user's memory holds this id")):
+                memory.import_memory(attacker, write(tmp_path / "f.jsonl", records), at=T1)
+            assert snapshot(raw_driver) == before

@@ -215,6 +215,96 @@ def test_a_header_whose_version_is_true_is_not_version_1(tmp_path):
         importer.check(path)
 
 
+def nested(depth: int) -> Any:
+    value: Any = 1
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def merge_record_with(**record: Any) -> list[Any]:
+    """The good file with fields of its merge record (line 6) replaced."""
+    records = good()
+    records[5]["record"].update(record)
+    return records
+
+
+@pytest.mark.parametrize(("part", "text"), [
+    ("absorbed", "[" * 50_000 + "]" * 50_000),
+    ("before", json.dumps({**BEFORE, "properties": {"deep": nested(40)}})),
+])
+def test_a_merge_records_text_nested_too_deep_is_one_line(tmp_path, part, text):
+    # Found by the outside attack (session 3): a RecursionError, a CLI traceback, an HTTP 500.
+    path = write(tmp_path / "f.jsonl", merge_record_with(**{part: text}))
+    with pytest.raises(InvalidExportError, match=rf"^line 6 \(merge_record\): record\.{part}: "
+                                                 r"nested (too deeply|deeper than 32 levels)"):
+        importer.check(path)
+
+
+def test_a_sighting_nested_too_deep_inside_a_taken_off_memory_is_one_line(tmp_path):
+    edge = {**EDGE, "sightings": ["[" * 50_000 + "]" * 50_000]}
+    between = [json.dumps({"label": "KNOWS", "props": edge, "from_survivor": True})]
+    path = write(tmp_path / "f.jsonl", merge_record_with(between=between))
+    with pytest.raises(InvalidExportError, match=r"^line 6 \(merge_record\): record\.between\[0\]"
+                                                 r": nested too deeply"):
+        importer.check(path)
+
+
+@pytest.mark.parametrize(("part", "text"), [
+    ("absorbed", json.dumps(ABSORBED).replace('"name": "Sarah K"',
+                                              '"name": "Sarah K", "name": "Smuggled"')),
+    ("before", json.dumps(BEFORE).replace('"is_self": false', '"is_self": false, "is_self": true')),
+])
+def test_a_key_named_twice_inside_a_merge_records_text_is_refused(tmp_path, part, text):
+    # Found by the outside attack (session 3): the text parts kept the last value, silently.
+    path = write(tmp_path / "f.jsonl", merge_record_with(**{part: text}))
+    with pytest.raises(InvalidExportError, match=rf"^line 6 \(merge_record\): record\.{part}: "
+                                                 "a key appears twice in one object"):
+        importer.check(path)
+
+
+def test_a_key_named_twice_in_a_taken_off_memory_is_refused(tmp_path):
+    text = json.dumps({"label": "KNOWS", "props": EDGE, "from_survivor": True}).replace(
+        '"label": "KNOWS"', '"label": "KNOWS", "label": "HATES"')
+    path = write(tmp_path / "f.jsonl", merge_record_with(between=[text]))
+    with pytest.raises(InvalidExportError, match=r"^line 6 \(merge_record\): record\.between\[0\]"
+                                                 ": a key appears twice in one object"):
+        importer.check(path)
+
+
+@pytest.mark.parametrize("key", ["source_id", "target_id", "relation"])
+def test_a_taken_off_memory_cannot_name_its_own_ends_or_label(tmp_path, key):
+    # Found by the outside attack (session 3): a map here passed the check and broke the undo.
+    between = [json.dumps({"label": "KNOWS", "props": {**EDGE, key: {"a": {"b": 1}}},
+                           "from_survivor": True})]
+    path = write(tmp_path / "f.jsonl", merge_record_with(between=between))
+    with pytest.raises(InvalidExportError, match=rf"^line 6 \(merge_record\): record\.between"
+                                                 rf"\[0\]: props: '{key}' is not a property"):
+        importer.check(path)
+
+
+@pytest.mark.parametrize("version", [1.0, "1", True, [1]])
+def test_a_header_version_that_only_equals_1_in_python_is_refused(tmp_path, version):
+    path = write(tmp_path / "f.jsonl", [{**good()[0], "version": version}, *good()[1:]])
+    with pytest.raises(InvalidExportError, match=r"^line 1: version: format version .* is "
+                                                 "unknown; this Pegasus reads version 1$"):
+        importer.check(path)
+
+
+@pytest.mark.parametrize("record", [
+    {**good()[1], "x\nERROR: injected\u001b[2J\u202e": 1},
+    {"type": "x\nERROR injected\u202e" + "T" * 100_000},
+])
+def test_a_refusal_quoting_the_files_words_is_one_printable_line(tmp_path, record):
+    # Found by the outside attack (session 3): keys and type tags were quoted raw (two lines
+    # on the CLI, a bidi override, 100 KB messages).
+    path = write(tmp_path / "f.jsonl", [good()[0], record])
+    with pytest.raises(InvalidExportError) as refused:
+        importer.check(path)
+    message = str(refused.value)
+    assert message.startswith("line 2 (") and message.isprintable() and len(message) < 400
+
+
 def test_a_line_nested_past_any_parser_is_one_line(tmp_path):
     path = write(tmp_path / "f.jsonl", [good()[0], "[" * 100_000 + "]" * 100_000])
     with pytest.raises(InvalidExportError, match=r"^line 2"):

@@ -39,7 +39,7 @@ from pegasus.models.fields import (
     PropertyValue,
     Word,
 )
-from pegasus.portable import native
+from pegasus.portable import native, strict_json
 from pegasus.vocab import Kind
 
 # One nested part, as JSON text. It bounds the lists inside too: a survivor may hold more
@@ -101,7 +101,7 @@ def stored_as_text(model: type[BaseModel]) -> Any:
         if isinstance(value, str):
             if len(value) > MAX_TEXT_CHARS:
                 raise ValueError(f"longer than {MAX_TEXT_CHARS} characters")
-            return model.model_validate_json(value)
+            return model.model_validate(strict_json(value))
         return value
 
     return Annotated[model, BeforeValidator(parse),
@@ -195,7 +195,8 @@ def upgrade(fields: dict[str, Any]) -> dict[str, Any]:
 
 
 def _parsed(text: Any) -> Any:
+    """A part's text as data, None when it is none (the model then says what is wrong)."""
     try:
-        return json.loads(text) if isinstance(text, str) else None
+        return strict_json(text) if isinstance(text, str) else None
     except ValueError:
         return None

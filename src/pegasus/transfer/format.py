@@ -44,7 +44,7 @@ from pegasus.models.fields import (
     Word,
     Words,
 )
-from pegasus.portable import decode_props
+from pegasus.portable import decode_props, strict_json
 from pegasus.settings import Settings
 from pegasus.vocab import Cardinality, Kind, Stability
 
@@ -179,8 +179,13 @@ class EdgeBetween(records.EdgeBetween):
 
     @model_validator(mode="after")
     def _edge(self) -> EdgeBetween:
+        # An edge's own properties only: its ends and label are the record's, never the file's
+        # (a map here passed the check and broke the undo).
+        placed = sorted(set(self.props) & {"source_id", "target_id", "relation", "type"})
+        if placed:
+            raise ValueError(f"props: {placed[0]!r} is not a property a memory stores")
         props = decode_props({k: v for k, v in self.props.items() if k != "user_id"})
-        sightings = [json.loads(s) if isinstance(s, str) else s
+        sightings = [strict_json(s) if isinstance(s, str) else s
                      for s in props.pop("sightings", None) or []]
         MemoryRecord.model_validate({**props, "sightings": sightings, "source_id": "a",
                                      "target_id": "b", "relation": self.label})

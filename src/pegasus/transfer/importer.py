@@ -15,7 +15,6 @@ import json
 import os
 import socket
 import uuid
-from collections import Counter
 from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
@@ -30,6 +29,7 @@ from pegasus.errors import ErasureInProgressError, InvalidExportError, Partition
 from pegasus.merge.rules import StoredEntity
 from pegasus.models.batch import describe_validation_error
 from pegasus.models.reports import ImportReport
+from pegasus.portable import RepeatedKeyError, one_line, unique_keys
 from pegasus.snippets import sync_sightings, user_key
 from pegasus.store import Store, run
 from pegasus.transfer.format import (
@@ -105,20 +105,6 @@ def _structure_problem(data: Any) -> str | None:
     return None
 
 
-class _RepeatedKey(ValueError):
-    """A JSON object names one key twice."""
-
-
-def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """A JSON object, refused when it names a key twice: Python keeps the last, another reader
-    the first, and a file that says two things about one field is not an export."""
-    data = dict(pairs)
-    if len(data) != len(pairs):
-        counts = Counter(k for k, _ in pairs)
-        raise _RepeatedKey(next(k for k, n in counts.items() if n > 1))
-    return data
-
-
 def _plain(key: str) -> bool:
     """A key fit to be named in a message (a bad key is named by where it is)."""
     return key.isascii() and key.isprintable() and len(key) <= MAX_ID_CHARS
@@ -136,9 +122,9 @@ def _parsed(path: Path) -> Iterator[tuple[int, Any]]:
         if not text.strip():
             continue
         try:
-            data = json.loads(text, object_pairs_hook=_object)
-        except _RepeatedKey as exc:
-            key = f" {exc.args[0]!r}" if _plain(exc.args[0]) else ""
+            data = json.loads(text, object_pairs_hook=unique_keys)
+        except RepeatedKeyError as exc:
+            key = f" {exc.key!r}" if _plain(exc.key) else ""
             raise InvalidExportError(f"line {number}: a key{key} appears twice in one object "
                                      "(which one counts would be a guess)") from None
         except (json.JSONDecodeError, RecursionError) as exc:
@@ -160,7 +146,8 @@ def _parsed(path: Path) -> Iterator[tuple[int, Any]]:
         except ValidationError as exc:
             problem = describe_validation_error(exc)
             problem = problem.removeprefix(f"{kind}.").removeprefix(f"{kind}: ")
-            raise InvalidExportError(f"line {number} ({kind}): {problem}") from None
+            # keys and values the file chose may be quoted: one printable line, bounded
+            raise InvalidExportError(f"line {number} ({kind}): {one_line(problem)}") from None
 
 
 def _check_header(data: Any, number: int) -> None:
@@ -168,10 +155,10 @@ def _check_header(data: Any, number: int) -> None:
         raise InvalidExportError(f"line {number}: not a {FORMAT} file (its first line must be "
                                  "the header)")
     version = data.get("version")
-    if isinstance(version, bool) or version != VERSION:  # true == 1 in Python, not in the format
+    if type(version) is not int or version != VERSION:  # true == 1.0 == 1 in Python
         raise InvalidExportError(f"line {number}: version: format version "
-                                 f"{json.dumps(version)} is unknown; this Pegasus reads "
-                                 f"version {VERSION}")
+                                 f"{one_line(json.dumps(version), 40)} is unknown; this "
+                                 f"Pegasus reads version {VERSION}")
 
 
 class _Taken:
@@ -182,8 +169,10 @@ class _Taken:
         self.lines: dict[str, tuple[int, str]] = {}
         self.ids: dict[str, list[str]] = {"entity": [], "memory": [], "merge_record": []}
 
-    def add(self, number: int, kind: str, record_id: str) -> None:
-        self.lines.setdefault(record_id, (number, kind))
+    def add(self, number: int, kind: str, record_id: str, line: str | None = None,
+            field: str = "id") -> None:
+        """An id of `kind` on line `number` (a `line` record, at `field`)."""
+        self.lines.setdefault(record_id, (number, line or kind, field))
         self.ids[kind].append(record_id)
         if sum(map(len, self.ids.values())) >= ID_BATCH:
             self.flush()
@@ -193,9 +182,9 @@ class _Taken:
                                 entity_ids=self.ids["entity"], memory_ids=self.ids["memory"],
                                 merge_record_ids=self.ids["merge_record"])
         if rows:
-            number, kind = min(self.lines[r["id"]] for r in rows)
+            number, kind, field = min(self.lines[r["id"]] for r in rows)
             raise InvalidExportError(
-                f"line {number} ({kind}): id: another user's memory holds this id; ids are "
+                f"line {number} ({kind}): {field}: another user's memory holds this id; ids are "
                 "kept on import, so a file can go into one partition of a server only")
         self.lines.clear()
         self.ids = {kind: [] for kind in self.ids}
@@ -239,6 +228,16 @@ def check(path: Path, store: Store | None = None, user_id: str | None = None) ->
                                              f"{mention!r} is no entity of the file")
         if taken is not None and not isinstance(record, ConversationRecord):
             taken.add(number, record.type, record.id)
+            if isinstance(record, MergeRecordRecord):
+                # Undo writes these back: they must be no other partition's ids either.
+                fields = record.record
+                for name, part in (("absorbed", fields.absorbed), ("before", fields.before)):
+                    if part is not None:
+                        taken.add(number, "entity", part.id, record.type, f"record.{name}.id")
+                for i, edge in enumerate(fields.between):
+                    if isinstance(edge.props.get("id"), str):
+                        taken.add(number, "memory", edge.props["id"], record.type,
+                                  f"record.between[{i}].props.id")
     if header is None:
         raise InvalidExportError("line 1: the file is empty")
     if taken is not None:
