@@ -330,13 +330,14 @@ class RecallEngine:
                               params.words)
         if not partition.key_count:
             return Explained(words, Seeds({}, {}, []), [], [], [], Recall())
-        mean, _ = load_centre(self.embedder.model_name, self.embedder.dimensions)
         vectors = self.embedder.embed(words)
-        _, keys, scores = self.search_keys(user_id, centre(vectors, mean), params.seed_threshold,
-                                           query)
         self_id = partition.self_id
-        seeds = (self.select(words, keys, scores, partition, params.seed_threshold) if words
-                 else Seeds({}, {}, []))
+        seeds = Seeds({}, {}, [])
+        if words:  # a message of only the user's names searches nothing
+            mean, _ = load_centre(self.embedder.model_name, self.embedder.dimensions)
+            _, keys, scores = self.search_keys(user_id, centre(vectors, mean),
+                                               params.seed_threshold, query)
+            seeds = self.select(words, keys, scores, partition, params.seed_threshold)
         text_query = keyword_query(user_id, words)
         if seeds.empty and text_query is None:
             return Explained(words, seeds, [], [], [], Recall())

@@ -166,7 +166,7 @@ class _Taken:
 
     def __init__(self, store: Store, user_id: str) -> None:
         self.store, self.user_id = store, user_id
-        self.lines: dict[str, tuple[int, str]] = {}
+        self.lines: dict[str, tuple[int, str, str]] = {}  # id: (line, its kind, field)
         self.ids: dict[str, list[str]] = {"entity": [], "memory": [], "merge_record": []}
 
     def add(self, number: int, kind: str, record_id: str, line: str | None = None,
