@@ -228,19 +228,27 @@ def evaluate(mem: Memory, conv: Conversation, at: datetime,
         mem.recall(user_of(conv, speaker), conv.questions[0]["question"], at=at)
         for search in peers.values():
             search(user_of(conv, speaker), conv.questions[0]["question"])
+    # Pegasus answers every question first, then each peer in turn: a system's latency is
+    # its own, not also the caches and heaps the other systems' searches disturbed between
+    # two of its own (decisions.md, "Each system timed in its own pass").
+    recalls = [{speaker: timer("Pegasus", mem.recall, user_of(conv, speaker), q["question"],
+                               None, at) for speaker in conv.speakers} for q in conv.questions]
+    found_by: dict[str, list[dict[str, list[Found]]]] = {
+        name: [{speaker: timer(name, search, user_of(conv, speaker), q["question"])
+                for speaker in conv.speakers} for q in conv.questions]
+        for name, search in peers.items()}
     outcomes = []
-    for q in conv.questions:
+    for n, q in enumerate(conv.questions):
         evidence = set(q["evidence"])
         shown: dict[str, set[str]] = defaultdict(set)
         words_shown: dict[str, int] = {}
         for speaker in conv.speakers:
-            user = user_of(conv, speaker)
-            recall = timer("Pegasus", mem.recall, user, q["question"], None, at)
+            recall = recalls[n][speaker]
             words_shown[speaker] = len(recall.render().split())
             for snippet in shown_snippets(recall, by_edge[speaker]):
                 shown["Pegasus"] |= index.turns_of(speaker, snippet)
-            for name, search in peers.items():
-                found = timer(name, search, user, q["question"])
+            for name in peers:
+                found = found_by[name][n][speaker]
                 keep = within([f.line for f in found], words_shown[speaker])
                 for f in found[:keep]:
                     shown[name] |= index.turns_of(speaker, f.text)
