@@ -10,7 +10,8 @@
 // $fanout strongest of them):
 //   contrib(u→v) = act(u) · strength(u,v) / Σ_{e∋u} strength(e) · $spread
 // The sum runs over all of u's current edges, but u spreads along its $fanout strongest only
-// (ties by edge id): a hub (the user) with thousands of edges no longer drags its whole
+// (ties to the newer edge, then by its words, then by id: the same conversations loaded again,
+// with other random ids, walk the same way; decisions.md, "Ties by what the memory says"): a hub (the user) with thousands of edges no longer drags its whole
 // neighbourhood into every walk, and each edge left out would have carried at most
 // act(u) · $spread / ($fanout + 1) (design, "Fan-out").
 // A hub, a node with more than $hub_edges relationships (the count Neo4j keeps per node, read
@@ -18,7 +19,7 @@
 // share of a thousand edges is negligible and finding its strongest ones would read them all
 // (design, "Hubs").
 // Hop 1 spreads the seeds' activation; hop 2 spreads what each node received at hop 1, from
-// the $hop2_sources hottest hop-1 nodes only (ties by id; design, "Second hop").
+// the $hop2_sources hottest hop-1 nodes only (ties by name, then id; design, "Second hop").
 // Contributions add up. One row comes back: the reached nodes with their score, the hop
 // that first reached them and their forward/reverse shares, and every edge crossed (as lists
 // per reached node: the caller flattens them; folding them into one list here with reduce()
@@ -45,7 +46,7 @@ CALL () {
     WHERE anchor.id IN $walk.anchors AND COUNT { (anchor)--() } <= $hub_edges
     MATCH (anchor)-[r:$(seed.label)]-(:Entity)
     WHERE @current(r)
-    WITH DISTINCT r ORDER BY r.strength DESC, r.id LIMIT $fanout
+    WITH DISTINCT r ORDER BY r.strength DESC, r.created_at DESC, r.snippet, r.id LIMIT $fanout
     UNWIND [startNode(r), endNode(r)] AS n
     RETURN n
   }
@@ -61,7 +62,7 @@ CALL (seeds) {
   CALL (u) {
     MATCH (u)-[x]-(other)
     WHERE other:Entity AND @current(x)
-    WITH x ORDER BY x.strength DESC, x.id
+    WITH x ORDER BY x.strength DESC, x.created_at DESC, x.snippet, x.id
     RETURN sum(x.strength) AS degree, collect(x)[..$fanout] AS strongest
   }
   WITH u, au, degree, strongest WHERE degree > 0
@@ -74,13 +75,13 @@ CALL (seeds) {
 }
 CALL (hop1) {
   UNWIND hop1 AS h
-  WITH h ORDER BY h.a DESC, h.node.id LIMIT $hop2_sources
+  WITH h ORDER BY round(h.a, 9) DESC, h.node.name, h.node.id LIMIT $hop2_sources
   WITH h.node AS w, h.a AS aw
   WHERE COUNT { (w)--() } <= $hub_edges
   CALL (w) {
     MATCH (w)-[x]-(other)
     WHERE other:Entity AND @current(x)
-    WITH x ORDER BY x.strength DESC, x.id
+    WITH x ORDER BY x.strength DESC, x.created_at DESC, x.snippet, x.id
     RETURN sum(x.strength) AS degree, collect(x)[..$fanout] AS strongest
   }
   WITH w, aw, degree, strongest WHERE degree > 0
@@ -117,12 +118,12 @@ CALL (nodes) {
            THEN $co_episode_bonus ELSE 0.0 END}) AS scored
 }
 // 3. The nodes that offer their edges: the $expand_nodes hottest at least $expand_threshold,
-// the self node left out; ties in the order the activation listed them (as Python's stable
-// sort chose them when this was done in Python: the blocks stay the same).
+// the self node left out; ties by name, then id (scores rounded: sums in another order differ
+// in the last bits).
 CALL (scored) {
   UNWIND range(0, size(scored) - 1) AS i
   WITH scored[i] AS n, i WHERE n.id <> coalesce($walk.self_id, '') AND n.score >= $expand_threshold
-  WITH n, i ORDER BY n.score DESC, i LIMIT $expand_nodes
+  WITH n, i ORDER BY round(n.score, 9) DESC, n.name, n.id LIMIT $expand_nodes
   RETURN collect(n.id) AS expand
 }
 // 4. The memory edges a recall may show (docs/design.md, "Recall"): the current edges of the
@@ -131,7 +132,8 @@ CALL (scored) {
 // of the $meaning_limit snippets nearest to the message's meaning ($walk.meaning, a unit vector;
 // null for none) in the snippet_meaning index, filtered to this user inside the index (a
 // question often asks in other words than the memory said), whose cosine reaches
-// $meaning_floor (an unrelated message finds nothing). With $history, superseded edges found
+// $meaning_floor (an unrelated message finds nothing), and the edges of snippets said on the
+// days the message names. With $history, superseded edges found
 // either way join, each with the date it ended. Dormant and expired edges are never walked nor
 // expanded; with $faded, a snippet found by its own words brings them back (@recallable), an
 // expired one with the day it ended. Meaning is association, as the walk is, so it brings back
@@ -160,6 +162,23 @@ CALL (expand) {
         SCORE AS similarity
       // The index scores cosine as (1 + cos) / 2.
       WITH node WHERE 2.0 * similarity - 1.0 >= $meaning_floor
+      RETURN node, null AS score
+      UNION ALL
+      // The days the message names ($walk.when: [{start, end}], null for none): the
+      // $when_limit snippets said in each, nearest to the message's meaning first, found by the
+      // (user_id, said_at) index; at most $when_scan of a span are compared (the first said),
+      // so a month of a huge partition costs what a busy day does.
+      UNWIND coalesce($walk.when, []) AS span
+      CALL (span) {
+        MATCH (node:Snippet {user_id: $user_id})
+        USING INDEX node:Snippet(user_id, said_at)
+        WHERE node.said_at >= span.start AND node.said_at < span.end
+        WITH node LIMIT $when_scan
+        RETURN node
+          ORDER BY vector.similarity.cosine(node.embedding, $walk.meaning) DESC, node.said_at,
+                   node.text
+          LIMIT $when_limit
+      }
       RETURN node, null AS score
     }
     WITH node, score WHERE node.user_id = $user_id

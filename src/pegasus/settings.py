@@ -167,12 +167,25 @@ class Settings(BaseSettings):
     # ... and only those whose cosine with the message reaches this: "thanks!" or "the and of"
     # are near nothing, and must bring nothing.
     meaning_floor: float = 0.25
+    # Snippets said on each day, week or month the message names ("on December 4, 2023", "in
+    # May 2023", "yesterday"), nearest to its meaning first; 0 asks none (decisions.md,
+    # "Memories said when the message says").
+    when_candidates: int = Field(default=20, ge=0)
+    # ... or in this many days after it: what happens on a day is often told later ("yesterday
+    # I…", "last weekend we…").
+    when_told_within_days: int = Field(default=7, ge=0)
+    # ... of at most this many snippets said in the span (the first said): a month of a huge
+    # partition is compared with the message no slower than a busy day.
+    when_scan: int = Field(default=1000, ge=1)
     # Faded memories (dormant, expired) are never walked, but the message's own words may bring
     # them back, quoted with their date (design §7.6); False hides them from recall entirely.
     recall_faded: bool = True
     rank_keywords: float = 0.45
     rank_meaning: float = 0.35
     rank_graph: float = 0.20
+    # Added to a memory said on a day the message names (0: such memories are candidates,
+    # ranked by the three signals alone).
+    rank_when: float = 0.0
     # How the three signals combine (design §7.8): "weighted" adds the weights times the values
     # scaled to the best; "rrf" adds weight / (rrf_k + rank) per signal (measured no better on
     # the dev set, decisions.md "Rank fusion": kept to measure other conversations with).

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pegasus.models.recall import Recall, ShownSnippet
-from pegasus.recall.history import asks_about_past
+from pegasus.recall.history import Span, asks_about_past, spans_named
 from pegasus.recall.rank import Candidate, Weights, choose, graph_scores, ranks, score
 from pegasus.recall.seeds import KeySet, combine, select_seeds
 from pegasus.settings import Settings
@@ -166,6 +166,50 @@ def test_questions_about_the_past_open_the_history():
     assert asks_about_past("what happened in March 2019?", NOW)
     assert not asks_about_past("where do I work?", NOW)
     assert not asks_about_past("I like tea", NOW)
+
+
+def _utc(*parts: int) -> datetime:
+    return datetime(*parts, tzinfo=UTC)
+
+
+def test_days_a_message_names_are_spans_in_every_time_zone():
+    """A day named is that day anywhere: from its start at UTC+14 to its end at UTC-12."""
+    assert spans_named("What was Sam doing on December 4, 2023?", NOW) == [
+        Span(_utc(2023, 12, 3, 10), _utc(2023, 12, 5, 12))]
+    assert spans_named("what happened on 8 May, 2023", NOW) == [
+        Span(_utc(2023, 5, 7, 10), _utc(2023, 5, 9, 12))]
+    # a month is its days, whichever day dateparser fills in
+    assert spans_named("Which hobby did Sam take up in May 2023?", NOW) == [
+        Span(_utc(2023, 4, 30, 10), _utc(2023, 6, 1, 12))]
+    assert spans_named("what did we talk about yesterday?", NOW) == [
+        Span(_utc(2026, 5, 30, 10), _utc(2026, 6, 1, 12))]
+    assert spans_named("and last week?", NOW) == [Span(_utc(2026, 5, 24, 10), _utc(2026, 6, 1, 12))]
+    # two days named, two spans; the same day twice, one
+    assert spans_named("I went there on 1 May 2023. Then on 9 June 2023 I left.", NOW) == [
+        Span(_utc(2023, 4, 30, 10), _utc(2023, 5, 2, 12)),
+        Span(_utc(2023, 6, 8, 10), _utc(2023, 6, 10, 12))]
+    assert len(spans_named("on 9 June 2023 I left. Yes, 9 June 2023.", NOW)) == 1
+
+
+def test_words_that_only_look_like_dates_name_no_day():
+    """dateparser reads "may" (the verb) and "we" as dates; a year alone, or a month with no
+    number, names no span (a year's memories are no hint)."""
+    for text in ["What may I do?", "what did we plan", "what did he do in 2023?",
+                 "I like tea", "remind me in May", ""]:
+        assert spans_named(text, NOW) == [], text
+
+
+def test_a_memory_said_on_a_named_day_ranks_above_an_equal_one():
+    """rank_when lifts a memory said on a day the message names; 0 ranks by the other
+    signals alone (a tie then goes to the more recently said)."""
+    then = cand("then", "fixed the fence", dense=0.4, said=_utc(2023, 12, 4, 15))
+    later = cand("later", "fixed the gate", dense=0.4, said=_utc(2024, 1, 4, 15))
+    then.when = 1.0
+    assert [c.id for c in score([then, later], Weights(0.45, 0.35, 0.20))] == ["later", "then"]
+    assert [c.id for c in score([then, later], Weights(0.45, 0.35, 0.20, when=0.2))] == [
+        "then", "later"]
+    assert [c.id for c in score([then, later], Weights(0.45, 0.35, 0.20, fusion="rrf",
+                                                       when=0.2))] == ["then", "later"]
 
 
 def test_empty_recall_renders_empty_text():

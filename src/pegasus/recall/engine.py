@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from functools import partial
 from typing import Any
 
@@ -16,7 +16,7 @@ from pegasus.centring import load as load_centre
 from pegasus.embed import Embedder, stored_vector, unpack_vector
 from pegasus.models.recall import FiredNode, Recall
 from pegasus.recall.budget import Reached, fire
-from pegasus.recall.history import asks_about_past
+from pegasus.recall.history import Span, asks_about_past, spans_named
 from pegasus.recall.rank import Candidate, Weights, choose, graph_scores, score
 from pegasus.recall.read_log import Read, ReadLogWriter, read_log_entry, write_reads
 from pegasus.recall.seeds import KeySet, Seeds, select_seeds, strongest
@@ -52,7 +52,7 @@ def names_user(word: str, partition: Partition) -> bool:
 
 
 def walk_shape(seeds: Seeds, self_id: str | None, text: str | None,
-               message: np.ndarray | None) -> dict[str, Any]:
+               message: np.ndarray | None, spans: list[Span] | None = None) -> dict[str, Any]:
     """What varies in size from one walk to the next, in one map parameter (`$walk`): Neo4j
     keys a cached plan on each list and string parameter's size rounded up to a power of ten,
     not on a map's contents, so every message shares one plan of read/recall_walk instead of
@@ -63,6 +63,7 @@ def walk_shape(seeds: Seeds, self_id: str | None, text: str | None,
         "anchors": [*seeds.entity_scores, *([self_id] if self_id else [])],
         "self_id": self_id, "query": text,
         "meaning": message.tolist() if message is not None and message.any() else None,
+        "when": [{"start": s.start, "end": s.end} for s in spans] if spans else None,
     }
 
 
@@ -254,20 +255,24 @@ class RecallEngine:
     def walk(self, user_id: str, seeds: Seeds, now: datetime, self_id: str | None,
              message: np.ndarray, text: str | None, history: bool, expand_threshold: float,
              expand_nodes: int, co_episode_bonus: float,
-             query: Query | None = None) -> tuple[list[Reached], list[str], list[Candidate]]:
+             query: Query | None = None, spans: list[Span] | None = None,
+             ) -> tuple[list[Reached], list[str], list[Candidate]]:
         """The activation from the seeds, the co-episode bonus, and the edges the hottest
-        reached nodes, the full-text `text` and the meaning index (nearest to `message`)
-        offer, in one Cypher call (design §7, "Round trips"): (reached nodes, edges crossed,
-        candidates scored against `message`)."""
+        reached nodes, the full-text `text`, the meaning index (nearest to `message`) and the
+        days the message names (`spans`) offer, in one Cypher call (design §7, "Round
+        trips"): (reached nodes, edges crossed, candidates scored against `message`, each
+        marked when said in one of the spans)."""
         s = self.settings
         rows = (query or self.store.query)(
             "read/recall_walk", user_id=user_id, now=now, spread=s.spread_factor,
             fanout=s.fanout, hub_edges=s.hub_edges, hop2_sources=s.hop2_sources,
-            walk=walk_shape(seeds, self_id, text, message if s.meaning_candidates else None),
+            walk=walk_shape(seeds, self_id, text, message if s.meaning_candidates else None,
+                            spans if s.when_candidates else None),
             co_episode_threshold=s.co_episode_threshold,
             co_episode_bonus=co_episode_bonus, expand_threshold=expand_threshold,
             expand_nodes=expand_nodes, text_limit=s.keyword_candidates,
             meaning_limit=s.meaning_candidates, meaning_floor=s.meaning_floor,
+            when_limit=s.when_candidates, when_scan=s.when_scan,
             history=history, faded=s.recall_faded)
         if not rows:
             return [], [], []
@@ -290,6 +295,8 @@ class RecallEngine:
                        if r["packed"] is not None else 0.0))
             for r in row["candidates"]
         ]
+        for c in found:
+            c.when = float(any(span.holds(c.said_at) for span in spans or []))
         return reached, crossed, found
 
     def activate(self, user_id: str, seeds: Seeds, now: datetime, self_id: str | None,
@@ -344,13 +351,14 @@ class RecallEngine:
         reached, crossed, found = self.walk(
             user_id, seeds, now, self_id, self.message_vector(text, vectors), text_query,
             asks_about_past(text, now), params.expand_threshold, s.expand_nodes,
-            s.co_episode_bonus, query)
+            s.co_episode_bonus, query,
+            spans_named(text, now, timedelta(days=s.when_told_within_days)))
         others = [n for n in reached if n.id != self_id]
         fired = fire(others, params.fire_threshold, params.total, params.forward_slots,
                      params.reverse_slots)
         graph_scores(found, {n.id: n.score for n in reached}, self_id, seeds.labels)
         ranked = score(found, Weights(s.rank_keywords, s.rank_meaning, s.rank_graph,
-                                      s.rank_fusion, s.rrf_k))
+                                      s.rank_fusion, s.rrf_k, s.rank_when))
         ends = {n.id for n in fired} | ({self_id} if self_id else set())
         between = {c.id for c in ranked if c.source_id in ends and c.target_id in ends
                    and (c.source_id != self_id or c.target_id != self_id)}

@@ -1,15 +1,20 @@
-"""Whether a message asks about the past, so superseded memories may answer it.
+"""What a message says of time: whether it asks about the past, so superseded memories may
+answer it, and which days it names, so memories said on them may.
 
 "Where did I work before Nimbus?" must find Acme, which Nimbus superseded; "where do I work?"
 must not. Markers of the past ("used to", "before", "when did" …) or a date the message names
 that lies before now (dateparser reads "last year", "in March", "2019") open the history.
+
+"What was Sam doing on December 4, 2023?" names a day: the memories said that day answer it,
+whatever words they use (decisions.md, "Memories said when the message says").
 """
 
 from __future__ import annotations
 
 import re
-from datetime import datetime
-from functools import cache
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from functools import cache, lru_cache
 
 from pegasus.text import fold, head_and_tail
 
@@ -25,6 +30,29 @@ _MONTH_OR_YEAR = re.compile(
     r"last|ago)\b")
 # dateparser reads ~10 k characters a second: a long message is searched for dates at its ends.
 DATE_SEARCH_CHARS = 2_000
+# A date found in the message counts as a day it names only when its words hold a number (a
+# day of the month, a year) or say a day relative to now: dateparser also reads "may" (the
+# verb), "we", "sat" or "second" as dates.
+_DAY_NAMED = re.compile(r"\d|\b(?:yesterday|today|last|ago)\b")
+# How long each kind of date lasts; a year (or a time of day) names no span: a year's memories
+# are no hint, and a time is too narrow for the day a memory is dated by.
+_SPANS = {"day": timedelta(days=1), "week": timedelta(days=7)}
+# The span is the named day(s) in any time zone: a memory said on 4 December at local time
+# lies between 4 December 00:00 at UTC+14 and 5 December 00:00 at UTC-12.
+EARLIEST_ZONE = timedelta(hours=14)
+LATEST_ZONE = timedelta(hours=12)
+MAX_SPANS = 3
+
+
+@dataclass(frozen=True)
+class Span:
+    """The instants (UTC, end excluded) in which a day, week or month the message named lies."""
+
+    start: datetime
+    end: datetime
+
+    def holds(self, at: datetime | None) -> bool:
+        return at is not None and self.start <= at < self.end
 
 
 @cache
@@ -34,14 +62,55 @@ def _search():
     return search_dates
 
 
+@lru_cache(maxsize=256)
+def _dates(text: str, base: datetime) -> tuple[tuple[str, datetime, str | None], ...]:
+    """The dates dateparser finds in `text` (relative ones from `base`): each one's words,
+    the date and what it lasts ("day", "week", "month", "year", "time"). One search per
+    message serves both questions of this module."""
+    from dateparser.date import DateDataParser
+
+    settings = {"RELATIVE_BASE": base, "PREFER_DATES_FROM": "past",
+                "RETURN_AS_TIMEZONE_AWARE": False}
+    found = _search()(text, languages=["en"], settings=settings) or []
+    parser = DateDataParser(languages=["en"], settings=settings)
+    return tuple((words, when.replace(tzinfo=None), parser.get_date_data(words).period)
+                 for words, when in found)
+
+
+def dates_named(text: str, now: datetime) -> tuple[tuple[str, datetime, str | None], ...]:
+    """The dates the message names, as `_dates` gives them (none without a month, a year or
+    a relative day: dateparser is slow)."""
+    if not _MONTH_OR_YEAR.search(fold(text)):
+        return ()
+    return _dates(head_and_tail(text, DATE_SEARCH_CHARS), now.replace(tzinfo=None))
+
+
 def asks_about_past(text: str, now: datetime) -> bool:
     """True when the message names the past: a marker, or a date before `now`."""
-    folded = fold(text)
-    if _MARKER.search(folded):
+    if _MARKER.search(fold(text)):
         return True
-    if not _MONTH_OR_YEAR.search(folded):  # dateparser is slow: only when a date may be there
-        return False
     base = now.replace(tzinfo=None)
-    found = _search()(head_and_tail(text, DATE_SEARCH_CHARS), languages=["en"], settings={
-        "RELATIVE_BASE": base, "PREFER_DATES_FROM": "past", "RETURN_AS_TIMEZONE_AWARE": False})
-    return any(when.replace(tzinfo=None) < base for _, when in found or [])
+    return any(when < base for _, when, _ in dates_named(text, now))
+
+
+def spans_named(text: str, now: datetime, told_within: timedelta = timedelta(0)) -> list[Span]:
+    """The days, weeks and months the message names with a number or relative to now ("on
+    December 4, 2023", "in May 2023", "yesterday", "last week"), at most MAX_SPANS, each
+    widened to every time zone and to `told_within` after its end (what happens on a day is
+    often told in the days after: "yesterday I…")."""
+    spans: list[Span] = []
+    for words, when, period in dates_named(text, now):
+        if not _DAY_NAMED.search(fold(words)):
+            continue
+        day = datetime(when.year, when.month, when.day, tzinfo=UTC)
+        if period == "month":
+            start = day.replace(day=1)
+            end = (start + timedelta(days=32)).replace(day=1)
+        elif period in _SPANS:
+            start, end = day, day + _SPANS[period]
+        else:
+            continue
+        span = Span(start - EARLIEST_ZONE, end + told_within + LATEST_ZONE)
+        if span not in spans:
+            spans.append(span)
+    return spans[:MAX_SPANS]

@@ -40,6 +40,7 @@ class Candidate:
     text_score: float = 0.0
     dense: float = 0.0
     graph: float = 0.0
+    when: float = 0.0  # 1 when said on a day the message names
     score: float = 0.0
 
     def shown(self) -> ShownSnippet:
@@ -60,15 +61,16 @@ class Candidate:
 
 @dataclass
 class Weights:
-    """How much each signal counts (Settings.rank_keywords, rank_meaning, rank_graph), and how
-    they combine (Settings.rank_fusion, rrf_k): "weighted" adds the scaled values, "rrf" adds
-    each signal's weight over (k + its rank)."""
+    """How much each signal counts (Settings.rank_keywords, rank_meaning, rank_graph,
+    rank_when), and how they combine (Settings.rank_fusion, rrf_k): "weighted" adds the scaled
+    values, "rrf" adds each signal's weight over (k + its rank)."""
 
     keywords: float
     meaning: float
     graph: float
     fusion: str = "weighted"
     rrf_k: int = 10
+    when: float = 0.0
 
 
 def graph_scores(candidates: list[Candidate], activation: dict[str, float], self_id: str | None,
@@ -123,12 +125,16 @@ def score(candidates: list[Candidate], weights: Weights) -> list[Candidate]:
     raw_text = np.array([max(c.text_score, 0.0) for c in candidates])
     dense = np.clip(np.array([c.dense for c in candidates]), 0.0, 1.0)
     raw_graph = np.array([max(c.graph, 0.0) for c in candidates])
+    when = np.array([c.when for c in candidates])
     if weights.fusion == "rrf":
-        total = reciprocal_rank_fusion([(weights.keywords, raw_text), (weights.meaning, dense),
-                                        (weights.graph, raw_graph)], weights.rrf_k)
+        signals = [(weights.keywords, raw_text), (weights.meaning, dense),
+                   (weights.graph, raw_graph)]
+        if when.any():  # a message naming no day ranks as before
+            signals.append((weights.when, when))
+        total = reciprocal_rank_fusion(signals, weights.rrf_k)
     else:
         total = (weights.keywords * scaled(raw_text) + weights.meaning * dense
-                 + weights.graph * scaled(raw_graph))
+                 + weights.graph * scaled(raw_graph) + weights.when * when)
     for c, value in zip(candidates, total, strict=True):
         # Six decimals: the last bits of an embedding differ with the batch it was computed
         # in (a commit's, an import's), and must not reorder memories that score the same.

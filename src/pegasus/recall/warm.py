@@ -15,6 +15,7 @@ from datetime import datetime
 from pegasus.centring import centre
 from pegasus.centring import load as load_centre
 from pegasus.recall.engine import Query, RecallEngine
+from pegasus.recall.history import spans_named
 from pegasus.recall.seeds import Seeds
 from pegasus.snippets import keyword_query
 
@@ -33,5 +34,7 @@ def rehearse(engine: RecallEngine, query: Query, user_id: str, now: datetime) ->
     s = engine.settings
     engine.walk(user_id, Seeds({i: 1.0 for i in ids}, {"WARM": 1.0}, []), now, " " * ID,
                 engine.message_vector(" ".join(WORDS), vectors), keyword_query(user_id, WORDS),
-                False, s.expand_threshold, s.expand_nodes, s.co_episode_bonus, query)
+                False, s.expand_threshold, s.expand_nodes, s.co_episode_bonus, query,
+                # a day named: dateparser loads its tables on first use (~150 ms)
+                spans_named("on 4 December 2023", now))
     engine.forget_user(user_id)  # the depth hint search_keys left for it
