@@ -102,15 +102,18 @@ def spans_named(text: str, now: datetime, told_within: timedelta = timedelta(0))
     for words, when, period in dates_named(text, now):
         if not _DAY_NAMED.search(fold(words)):
             continue
-        day = datetime(when.year, when.month, when.day, tzinfo=UTC)
-        if period == "month":
-            start = day.replace(day=1)
-            end = (start + timedelta(days=32)).replace(day=1)
-        elif period in _SPANS:
-            start, end = day, day + _SPANS[period]
-        else:
+        if period != "month" and period not in _SPANS:
             continue
-        span = Span(start - EARLIEST_ZONE, end + told_within + LATEST_ZONE)
+        try:
+            day = datetime(when.year, when.month, when.day, tzinfo=UTC)
+            if period == "month":
+                start = day.replace(day=1)
+                end = (start + timedelta(days=32)).replace(day=1)
+            else:
+                start, end = day, day + _SPANS[period]
+            span = Span(start - EARLIEST_ZONE, end + told_within + LATEST_ZONE)
+        except OverflowError:  # a day at the ends of time ("December 9999"): no memory's
+            continue
         if span not in spans:
             spans.append(span)
     return spans[:MAX_SPANS]
