@@ -181,6 +181,9 @@ def test_days_a_message_names_are_spans_in_every_time_zone():
     # a month is its days, whichever day dateparser fills in
     assert spans_named("Which hobby did Sam take up in May 2023?", NOW) == [
         Span(_utc(2023, 4, 30, 10), _utc(2023, 6, 1, 12))]
+    # a date's next little words are not part of it ("after a" is not the 1st)
+    assert spans_named("Which activity did Sam resume in December 2023 after a long time?",
+                       NOW) == [Span(_utc(2023, 11, 30, 10), _utc(2024, 1, 1, 12))]
     assert spans_named("what did we talk about yesterday?", NOW) == [
         Span(_utc(2026, 5, 30, 10), _utc(2026, 6, 1, 12))]
     assert spans_named("and last week?", NOW) == [Span(_utc(2026, 5, 24, 10), _utc(2026, 6, 1, 12))]

@@ -39,6 +39,11 @@ _DAY_NAMED = re.compile(r"\d|\b(?:yesterday|today|last|ago)\b")
 _SPANS = {"day": timedelta(days=1), "week": timedelta(days=7)}
 # The span is the named day(s) in any time zone: a memory said on 4 December at local time
 # lies between 4 December 00:00 at UTC+14 and 5 December 00:00 at UTC-12.
+# dateparser's search may take a date's next words with it: "in December 2023 after a long
+# time" is found as "in December 2023 after a", which parses as 1 December (the "a"); such
+# trailing little words are cut before the date and its period are read.
+_TRAILING = re.compile(r"(?i)(?:[\s,]+(?:after|before|a|an|the|at|of|and|or|with|for|to|"
+                       r"from|since|until|when|while|by))+[\s,]*$")
 EARLIEST_ZONE = timedelta(hours=14)
 LATEST_ZONE = timedelta(hours=12)
 MAX_SPANS = 3
@@ -73,8 +78,13 @@ def _dates(text: str, base: datetime) -> tuple[tuple[str, datetime, str | None],
                 "RETURN_AS_TIMEZONE_AWARE": False}
     found = _search()(text, languages=["en"], settings=settings) or []
     parser = DateDataParser(languages=["en"], settings=settings)
-    return tuple((words, when.replace(tzinfo=None), parser.get_date_data(words).period)
-                 for words, when in found)
+    dates = []
+    for words, when in found:
+        data = parser.get_date_data(_TRAILING.sub("", words) or words)
+        if data.date_obj is None:
+            data = parser.get_date_data(words)
+        dates.append((words, (data.date_obj or when).replace(tzinfo=None), data.period))
+    return tuple(dates)
 
 
 def dates_named(text: str, now: datetime) -> tuple[tuple[str, datetime, str | None], ...]:
