@@ -33,6 +33,14 @@ def rel(source, relation, target, snippet=None, **extra):
             **extra}
 
 
+def flood(prefix: str, relation: str, words: str, n: int) -> dict:
+    """A batch of `n` memories from the user to `prefix`0… `prefix`n-1, each saying `words`
+    and its number: an attacker's partition full of what a victim may ask."""
+    return {"entities": [{"name": f"{prefix}{i}", "kind": "THING"} for i in range(n)],
+            "relations": [rel("User", relation, f"{prefix}{i}", snippet=f"{words} number {i}")
+                          for i in range(n)]}
+
+
 def edges(driver, user_id, include_superseded=True):
     """(source name, type, target name, props) of a user's memory edges."""
     rows = driver.execute_query(

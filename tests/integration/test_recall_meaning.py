@@ -7,7 +7,7 @@ import numpy as np
 
 from pegasus import Memory
 from pegasus.embed import unpack_vector
-from tests.helpers import rel
+from tests.helpers import flood, rel
 
 T0 = datetime(2026, 4, 1, 9, 0, tzinfo=UTC)
 PUPPY = "we finally brought home a golden retriever, she chews every shoe in the house"
@@ -44,11 +44,7 @@ def test_another_users_snippets_never_come_by_meaning_however_many_are_nearer(se
     mallory = user_id + "-mallory"
     with Memory(settings) as mem:
         mem.commit(user_id, "c1", _pets(), at=T0)
-        mem.commit(mallory, "c1", {
-            "entities": [{"name": f"Pet{i}", "kind": "THING"} for i in range(30)],
-            "relations": [rel("User", "OWNS", f"Pet{i}",
-                              snippet=f"does he have any animals? number {i}")
-                          for i in range(30)]}, at=T0)
+        mem.commit(mallory, "c1", flood("Pet", "OWNS", "does he have any animals?", 30), at=T0)
         victim = mem.explain(user_id, QUESTION, at=T0)
         theirs = mem.explain(mallory, QUESTION, at=T0)
     assert {c.snippet for c in victim.ranked} <= set(

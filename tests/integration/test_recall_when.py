@@ -5,7 +5,7 @@ partition only."""
 from datetime import UTC, datetime, timedelta
 
 from pegasus import Memory
-from tests.helpers import rel
+from tests.helpers import flood, rel
 
 DAY = datetime(2023, 12, 4, 15, 30, tzinfo=UTC)
 FENCE = "spent the whole afternoon fixing the fence with my neighbour Joe"
@@ -59,11 +59,9 @@ def test_another_users_memories_of_that_day_never_come_however_many(settings, us
     mallory = user_id + "-mallory"
     with Memory(settings) as mem:
         mem.commit(user_id, "that-day", _said("Fence", FENCE), at=DAY)
-        mem.commit(mallory, "that-day", {
-            "entities": [{"name": f"Thing{i}", "kind": "THING"} for i in range(40)],
-            "relations": [rel("User", "MENTIONED", f"Thing{i}",
-                              snippet=f"what was I doing on December 4, 2023? number {i}")
-                          for i in range(40)]}, at=DAY)
+        mem.commit(mallory, "that-day",
+                   flood("Thing", "MENTIONED", "what was I doing on December 4, 2023?", 40),
+                   at=DAY)
         victim = mem.explain(user_id, QUESTION, at=LATER)
         theirs = mem.explain(mallory, QUESTION, at=LATER)
     assert [c.snippet for c in victim.ranked] == [FENCE]
