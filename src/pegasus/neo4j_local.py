@@ -221,7 +221,10 @@ def _http_discovery_answers(port: int) -> bool:
         return False
 
 
-_PORT_IN_USE = re.compile(r"Address (\S+) is already in use, cannot bind to it")
+# A taken HTTP port says the first; a taken Bolt port (Neo4j 2026) only the second, as
+# "PortBindException: An error occurred while trying to bind to the socket /127.0.0.1:7687]".
+_PORT_IN_USE = re.compile(r"Address (\S+) is already in use, cannot bind to it"
+                          r"|trying to bind to the socket /?([^\s\]]+)")
 
 
 def _console_since(root: Path, offset: int) -> str:
@@ -456,8 +459,8 @@ class LocalNeo4j:
                 # The address goes first: the log tail may no longer hold the line that says it.
                 taken = _PORT_IN_USE.search(_console_since(self.root, console_offset))
                 if taken:
-                    raise PortInUseError(
-                        f"{taken.group(1)} is already in use: {exited}:\n{self.log_tail()}")
+                    raise PortInUseError(f"{taken.group(1) or taken.group(2)} is already in use: "
+                                         f"{exited}:\n{self.log_tail()}")
                 raise Neo4jUnavailableError(f"{exited}:\n{self.log_tail()}")
             try:
                 with GraphDatabase.driver(state.bolt_uri, auth=auth) as driver:
