@@ -186,6 +186,10 @@ class Settings(BaseSettings):
     # Added to a memory said on a day the message names (0: such memories are candidates,
     # ranked by the three signals alone).
     rank_when: float = 0.0
+    # The keyword signal is the BM25 score times (the share of the message's content words the
+    # snippet holds) ** rank_coverage: one common word of a question ("time") no longer makes a
+    # snippet its best keyword match. 0 turns it off (decisions.md, "Keywords, counted").
+    rank_coverage: float = Field(default=1.0, ge=0.0)
     # How the three signals combine (design §7.8): "weighted" adds the weights times the values
     # scaled to the best; "rrf" adds weight / (rrf_k + rank) per signal (measured no better on
     # the dev set, decisions.md "Rank fusion": kept to measure other conversations with).

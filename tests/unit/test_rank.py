@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from pegasus.models.recall import Recall, ShownSnippet
 from pegasus.recall.history import Span, asks_about_past, spans_named
-from pegasus.recall.rank import Candidate, Weights, choose, graph_scores, ranks, score
+from pegasus.recall.rank import Candidate, Weights, choose, graph_scores, ranks, score, word_share
 from pegasus.recall.seeds import KeySet, combine, select_seeds
 from pegasus.settings import Settings
 
@@ -239,3 +239,24 @@ def test_an_edge_said_in_other_words_is_ranked_by_each_and_kept_once_at_its_best
     assert ranked[0].said_at == early  # quoted with the day those words were said
     # Scaling is over every text: the best keyword score (4.0) is the one that scores 1.
     assert ranked[1].score == round(0.45 * 0.5 + 0.35 * 0.3, 6)
+
+
+def test_a_snippet_sharing_one_common_word_of_the_question_is_no_keyword_match_of_it():
+    """"How does Evan spend his time with his bride after the wedding?": a snippet that says
+    only "time" had the best BM25 score, hence the whole keyword weight, and ranked above the
+    honeymoon the question is about. The keyword signal counts the share of the message's words
+    a snippet holds (rank_coverage)."""
+    words = ("spend", "time", "bride", "wedding")
+    day_at_a_time = cand("time", "Just take it one day at a time.", text=2.0, dense=0.05)
+    honeymoon = cand("moon", "We're off to Canada next month for our honeymoon", dense=0.2,
+                     graph=1.0)
+    assert word_share(words, day_at_a_time.snippet) == 0.25
+    assert word_share(words, honeymoon.snippet) == 0.0
+    # words compared by their first five letters, as the index compares stems
+    assert word_share(words, "the bride is spending her time planning weddings") == 1.0
+    plain = Weights(0.45, 0.35, 0.20)
+    counted = Weights(0.45, 0.35, 0.20, coverage=1.0, words=words)
+    assert [c.id for c in score([day_at_a_time, honeymoon], plain)] == ["time", "moon"]
+    assert [c.id for c in score([day_at_a_time, honeymoon], counted)] == ["moon", "time"]
+    # no words asked: nothing is counted
+    assert word_share((), "anything") == 1.0

@@ -4,7 +4,9 @@ budget. Pure: candidates come in with their scores' raw parts, the chosen lines 
 Each candidate edge is scored by three signals, each scaled to [0, 1] within the recall:
 - graph: the activation at its two ends (the self node counts 0: it is an end of nearly
   everything, so it says nothing about relevance);
-- keywords: the full-text (BM25) score of its snippet for the message's words;
+- keywords: the full-text (BM25) score of its snippet for the message's words, times the share
+  of the message's words the snippet holds (a snippet that shares one common word, "time", is
+  not a keyword match of the whole question);
 - meaning: the cosine of its snippet's embedding with the whole message's.
 An edge said in other words in several conversations comes once per text, and is shown once,
 with the words that score best.
@@ -20,7 +22,7 @@ import numpy as np
 
 from pegasus.models.recall import ShownSnippet
 from pegasus.recall.render import RelationLine
-from pegasus.text import fold
+from pegasus.text import content_words, fold
 
 
 @dataclass
@@ -71,6 +73,10 @@ class Weights:
     fusion: str = "weighted"
     rrf_k: int = 10
     when: float = 0.0
+    # The keyword signal times (share of the message's words the snippet holds) ** coverage;
+    # 0 leaves it the BM25 score alone. `words` are the message's content words.
+    coverage: float = 0.0
+    words: tuple[str, ...] = ()
 
 
 def graph_scores(candidates: list[Candidate], activation: dict[str, float], self_id: str | None,
@@ -84,6 +90,18 @@ def graph_scores(candidates: list[Candidate], activation: dict[str, float], self
 
 
 SCORE_DECIMALS = 6
+# Words are compared by their first letters, a light stem ("married" and "marriage", "dances"
+# and "dancing"): the full-text index stems them too, so a share counted on whole words would
+# miss most of what it matched.
+STEM = 5
+
+
+def word_share(words: tuple[str, ...], snippet: str) -> float:
+    """The share of `words` (the message's content words) that `snippet` holds."""
+    asked = {w[:STEM] for w in words}
+    if not asked:
+        return 1.0
+    return len(asked & {w[:STEM] for w in content_words(snippet)}) / len(asked)
 
 
 def ranks(values: np.ndarray) -> np.ndarray:
@@ -123,17 +141,19 @@ def score(candidates: list[Candidate], weights: Weights) -> list[Candidate]:
         return values / top if top > 0 else np.zeros_like(values)
 
     raw_text = np.array([max(c.text_score, 0.0) for c in candidates])
+    share = (np.array([word_share(weights.words, c.snippet) for c in candidates])
+             ** weights.coverage if weights.coverage > 0 else np.ones(len(candidates)))
     dense = np.clip(np.array([c.dense for c in candidates]), 0.0, 1.0)
     raw_graph = np.array([max(c.graph, 0.0) for c in candidates])
     when = np.array([c.when for c in candidates])
     if weights.fusion == "rrf":
-        signals = [(weights.keywords, raw_text), (weights.meaning, dense),
+        signals = [(weights.keywords, raw_text * share), (weights.meaning, dense),
                    (weights.graph, raw_graph)]
         if when.any():  # a message naming no day ranks as before
             signals.append((weights.when, when))
         total = reciprocal_rank_fusion(signals, weights.rrf_k)
     else:
-        total = (weights.keywords * scaled(raw_text) + weights.meaning * dense
+        total = (weights.keywords * scaled(raw_text) * share + weights.meaning * dense
                  + weights.graph * scaled(raw_graph) + weights.when * when)
     for c, value in zip(candidates, total, strict=True):
         # Six decimals: the last bits of an embedding differ with the batch it was computed
