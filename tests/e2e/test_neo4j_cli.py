@@ -7,6 +7,8 @@ import time
 import urllib.request
 from pathlib import Path
 
+import pytest
+
 from pegasus.neo4j_local import _alive, ensure_jars, free_ports, jar_dir
 from pegasus.settings import Settings
 
@@ -116,50 +118,27 @@ def test_a_throwaway_server_whose_port_is_taken_moves_to_new_ports(tmp_path: Pat
         server.stop()
 
 
-def test_a_server_on_fixed_ports_that_are_taken_says_so(tmp_path: Path):
-    """`pegasus neo4j start` uses the configured ports: a taken one is a clear error."""
+@pytest.mark.parametrize("taken", ["http", "bolt"])
+def test_a_server_on_fixed_ports_that_are_taken_says_so(tmp_path: Path, taken: str):
+    """`pegasus neo4j start` uses the configured ports: a taken one is a clear error, naming
+    it. Neo4j 2026 words a taken Bolt port otherwise than a taken HTTP port ("trying to bind to
+    the socket /127.0.0.1:7687"); before that was known, a throwaway server whose Bolt port was
+    taken failed instead of picking new ports, and `./run demo` beside another local Neo4j
+    printed only the server's logs."""
     import socket
-
-    import pytest
 
     from pegasus.errors import PortInUseError
     from pegasus.neo4j_local import LocalNeo4j
 
     bolt, http = free_ports(2)
+    port = {"http": http, "bolt": bolt}[taken]
     server = LocalNeo4j(Settings(), tmp_path / "server", bolt, http, auth=False,
                         heap="512m", pagecache="128m")
     squatter = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    squatter.bind(("127.0.0.1", http))
+    squatter.bind(("127.0.0.1", port))
     squatter.listen()
     try:
-        with pytest.raises(PortInUseError, match=f"127.0.0.1:{http} is already in use"):
-            server.start()
-        assert server.state() is None
-    finally:
-        squatter.close()
-        server.stop()
-
-
-def test_a_taken_bolt_port_is_named_too(tmp_path: Path):
-    """Neo4j 2026 words a taken Bolt port otherwise than a taken HTTP port ("trying to bind to
-    the socket /127.0.0.1:7687"): it is the same clear error, and the one a throwaway server
-    picks new ports on (it failed outright before, and `./run demo` beside another local
-    Neo4j printed only the server's logs)."""
-    import socket
-
-    import pytest
-
-    from pegasus.errors import PortInUseError
-    from pegasus.neo4j_local import LocalNeo4j
-
-    bolt, http = free_ports(2)
-    server = LocalNeo4j(Settings(), tmp_path / "server", bolt, http, auth=False,
-                        heap="512m", pagecache="128m")
-    squatter = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    squatter.bind(("127.0.0.1", bolt))
-    squatter.listen()
-    try:
-        with pytest.raises(PortInUseError, match=f"^127.0.0.1:{bolt} is already in use: "):
+        with pytest.raises(PortInUseError, match=f"^127.0.0.1:{port} is already in use: "):
             server.start()
         assert server.state() is None
     finally:
