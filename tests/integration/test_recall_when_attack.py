@@ -11,7 +11,7 @@ import pytest
 
 from pegasus import Memory
 from pegasus.recall import history
-from pegasus.recall.history import MAX_SPANS, Span, _dates, spans_named
+from pegasus.recall.history import MAX_SPANS, Span, spans_named
 from pegasus.text import head_and_tail
 from tests.helpers import rel
 
@@ -47,7 +47,6 @@ EDGE_DATES = ["in December 9999", "what happened on 31 December 9999?", "Decembe
 def test_a_date_at_the_ends_of_time_raises_nothing_and_keeps_the_other_days(named):
     """Review of 846a3f7: OverflowError from history.spans_named (lines 108, 110, 113). A date
     that cannot be widened to a span is no span; the real day named beside it still is."""
-    _dates.cache_clear()
     alone = spans_named(named, NOW, WEEK)
     assert all(s.start < s.end for s in alone)
     beside = spans_named(f"What was I doing on December 4, 2023, or {named}?", NOW, WEEK)
@@ -89,8 +88,8 @@ def test_non_english_and_control_characters_are_harmless():
 
 
 def test_a_megabyte_of_dates_costs_what_its_ends_cost(monkeypatch):
-    """Only the first and last 2,000 characters are searched: a 1 MB message full of dates
-    names what its ends name, and dateparser is handed those 4,000 characters only."""
+    """Only the message's ends are searched (its first and last 1,000 characters): a 1 MB
+    message full of dates names what its ends name, and dateparser is handed those only."""
     filler = "on December 4, 2023 and May 5, 2021 and 12/04/2023, 3 days ago; " * 16_000
     huge = filler[:1_000_000]
     ends = head_and_tail(huge, 2_000)
@@ -102,11 +101,8 @@ def test_a_megabyte_of_dates_costs_what_its_ends_cost(monkeypatch):
         return search(text, **kwargs)
 
     monkeypatch.setattr(history, "_search", lambda: counted)
-    _dates.cache_clear()
     spans_ends = spans_named(ends, NOW, WEEK)
-    _dates.cache_clear()
     spans_huge = spans_named(huge, NOW, WEEK)
-    _dates.cache_clear()
     assert spans_huge == spans_ends
     assert DEC_4 in spans_huge and len(spans_huge) <= MAX_SPANS
     assert read == [len(ends), len(ends)] and len(ends) <= 2_002

@@ -16,7 +16,7 @@ from pegasus.centring import load as load_centre
 from pegasus.embed import Embedder, stored_vector, unpack_vector
 from pegasus.models.recall import FiredNode, Recall
 from pegasus.recall.budget import Reached, fire
-from pegasus.recall.history import Span, asks_about_past, spans_named
+from pegasus.recall.history import Span, asks_about_past, dates_named, spans_named
 from pegasus.recall.rank import Candidate, Weights, choose, graph_scores, score
 from pegasus.recall.read_log import Read, ReadLogWriter, read_log_entry, write_reads
 from pegasus.recall.seeds import KeySet, Seeds, select_seeds, strongest
@@ -348,11 +348,12 @@ class RecallEngine:
         text_query = keyword_query(user_id, words)
         if seeds.empty and text_query is None:
             return Explained(words, seeds, [], [], [], Recall())
+        named = dates_named(text, now)  # dateparser once, for the history and the days
         reached, crossed, found = self.walk(
             user_id, seeds, now, self_id, self.message_vector(text, vectors), text_query,
-            asks_about_past(text, now), params.expand_threshold, s.expand_nodes,
+            asks_about_past(text, now, named), params.expand_threshold, s.expand_nodes,
             s.co_episode_bonus, query,
-            spans_named(text, now, timedelta(days=s.when_told_within_days)))
+            spans_named(text, now, timedelta(days=s.when_told_within_days), named))
         others = [n for n in reached if n.id != self_id]
         fired = fire(others, params.fire_threshold, params.total, params.forward_slots,
                      params.reverse_slots)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from functools import cache, lru_cache
+from functools import cache
 
 from pegasus.text import fold, head_and_tail
 
@@ -67,11 +67,12 @@ def _search():
     return search_dates
 
 
-@lru_cache(maxsize=256)
-def _dates(text: str, base: datetime) -> tuple[tuple[str, datetime, str | None], ...]:
+Named = tuple[tuple[str, datetime, str | None], ...]
+
+
+def _dates(text: str, base: datetime) -> Named:
     """The dates dateparser finds in `text` (relative ones from `base`): each one's words,
-    the date and what it lasts ("day", "week", "month", "year", "time"). One search per
-    message serves both questions of this module."""
+    the date and what it lasts ("day", "week", "month", "year", "time")."""
     from dateparser.date import DateDataParser
 
     settings = {"RELATIVE_BASE": base, "PREFER_DATES_FROM": "past",
@@ -87,29 +88,33 @@ def _dates(text: str, base: datetime) -> tuple[tuple[str, datetime, str | None],
     return tuple(dates)
 
 
-def dates_named(text: str, now: datetime) -> tuple[tuple[str, datetime, str | None], ...]:
+def dates_named(text: str, now: datetime) -> Named:
     """The dates the message names, as `_dates` gives them (none without a month, a year or
-    a relative day: dateparser is slow)."""
+    a relative day: dateparser is slow). A recall searches once and hands the answer to both
+    questions of this module (`named`)."""
     if not _MONTH_OR_YEAR.search(fold(text)):
         return ()
     return _dates(head_and_tail(text, DATE_SEARCH_CHARS), now.replace(tzinfo=None))
 
 
-def asks_about_past(text: str, now: datetime) -> bool:
-    """True when the message names the past: a marker, or a date before `now`."""
+def asks_about_past(text: str, now: datetime, named: Named | None = None) -> bool:
+    """True when the message names the past: a marker, or a date before `now` (of `named`,
+    its dates, when already searched)."""
     if _MARKER.search(fold(text)):
         return True
     base = now.replace(tzinfo=None)
-    return any(when < base for _, when, _ in dates_named(text, now))
+    named = dates_named(text, now) if named is None else named
+    return any(when < base for _, when, _ in named)
 
 
-def spans_named(text: str, now: datetime, told_within: timedelta = timedelta(0)) -> list[Span]:
+def spans_named(text: str, now: datetime, told_within: timedelta = timedelta(0),
+                named: Named | None = None) -> list[Span]:
     """The days, weeks and months the message names with a number or relative to now ("on
     December 4, 2023", "in May 2023", "yesterday", "last week"), at most MAX_SPANS, each
     widened to every time zone and to `told_within` after its end (what happens on a day is
-    often told in the days after: "yesterday I…")."""
+    often told in the days after: "yesterday I…"); `named`: its dates, when already searched."""
     spans: list[Span] = []
-    for words, when, period in dates_named(text, now):
+    for words, when, period in dates_named(text, now) if named is None else named:
         if not _DAY_NAMED.search(fold(words)):
             continue
         if period != "month" and period not in _SPANS:
