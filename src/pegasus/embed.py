@@ -11,6 +11,7 @@ from functools import cache
 from typing import Protocol
 
 import numpy as np
+from neo4j.vector import Vector
 
 from pegasus.errors import ConfigError
 
@@ -26,6 +27,14 @@ def pack_vector(vector: np.ndarray) -> bytes:
 
 def unpack_vector(packed: bytes) -> np.ndarray:
     return np.frombuffer(packed, dtype=_F32).astype(np.float64)
+
+
+def query_vector(vector: np.ndarray) -> Vector:
+    """A vector as a query parameter: Cypher's VECTOR of float64, sent as 8 bytes a value
+    rather than a list of floats. The index scores it exactly as the list (the same float64s),
+    and the driver no longer spells out 384 floats per word in a RUN log line it builds
+    whatever the log level (0.5-1 ms per statement, #38)."""
+    return Vector.from_numpy(np.ascontiguousarray(vector, dtype=np.float64))
 
 
 def stored_vector(row: dict) -> np.ndarray:

@@ -82,6 +82,13 @@ def run(tx: ManagedTransaction, name: str, **params: Any) -> list[dict[str, Any]
             for record in tx.run(cypher.load(name), params)]
 
 
+def run_values(tx: ManagedTransaction, name: str, **params: Any) -> list[dict[str, Any]]:
+    """`run` for a query that returns no node or relationship (only maps, lists and values):
+    rows as the driver hands them, not copied value by value. A recall's walk returns hundreds
+    of maps, and copying them through `plain` cost 2 ms of its time (#38)."""
+    return [dict(record.items()) for record in tx.run(cypher.load(name), params)]
+
+
 def resolve_connection(settings: Settings) -> tuple[str, tuple[str, str] | None]:
     """URI and auth: the configured server, else the local one `pegasus neo4j start` runs."""
     if settings.neo4j_uri:

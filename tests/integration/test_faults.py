@@ -58,16 +58,19 @@ def test_a_transient_lost_connection_during_recall_is_retried(settings, user_id,
                                    "relations": [rel("User", "HAS_BOSS", "Sarah",
                                                      snippet="my boss Sarah")]})
         expected = mem.recall(user_id, "boss Sarah")
-        original, calls = store_module.run, []
+        calls: list[str] = []
 
-        def flaky(tx, name, **params):
-            calls.append(name)
-            if name == "read/recall_walk" and calls.count(name) == 1:
-                raise ServiceUnavailable("connection reset by peer")
-            return original(tx, name, **params)
+        def flaky(original):
+            def run(tx, name, **params):
+                calls.append(name)
+                if name == "read/recall_walk" and calls.count(name) == 1:
+                    raise ServiceUnavailable("connection reset by peer")
+                return original(tx, name, **params)
+            return run
 
-        monkeypatch.setattr(store_module, "run", flaky)
-        monkeypatch.setattr(engine_module, "run", flaky)  # recall's one read transaction
+        monkeypatch.setattr(store_module, "run", flaky(store_module.run))
+        # recall's one read transaction
+        monkeypatch.setattr(engine_module, "run_values", flaky(engine_module.run_values))
         again = mem.recall(user_id, "boss Sarah")
     assert calls.count("read/recall_walk") == 2  # failed once, retried once
     assert again.context == expected.context == ["my boss Sarah"]
@@ -87,16 +90,19 @@ def test_without_a_retry_window_a_lost_connection_is_a_clear_error(settings, use
         mem.commit(user_id, "c1", {"entities": [{"name": "Sarah", "kind": "PERSON"}],
                                    "relations": [rel("User", "HAS_BOSS", "Sarah",
                                                      snippet="my boss Sarah")]})
-        original, calls = store_module.run, []
+        calls: list[str] = []
 
-        def flaky(tx, name, **params):
-            calls.append(name)
-            if name == "read/recall_walk":
-                raise ServiceUnavailable("connection reset by peer")
-            return original(tx, name, **params)
+        def flaky(original):
+            def run(tx, name, **params):
+                calls.append(name)
+                if name == "read/recall_walk":
+                    raise ServiceUnavailable("connection reset by peer")
+                return original(tx, name, **params)
+            return run
 
-        monkeypatch.setattr(store_module, "run", flaky)
-        monkeypatch.setattr(engine_module, "run", flaky)  # recall's one read transaction
+        monkeypatch.setattr(store_module, "run", flaky(store_module.run))
+        # recall's one read transaction
+        monkeypatch.setattr(engine_module, "run_values", flaky(engine_module.run_values))
         with pytest.raises(Neo4jUnavailableError, match="lost the connection"):
             mem.recall(user_id, "boss Sarah")
     assert calls.count("read/recall_walk") == 1

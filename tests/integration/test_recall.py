@@ -311,13 +311,13 @@ def test_a_recall_reads_in_three_statements_and_the_users_own_name_seeds_nothing
     name ("Bill") is dropped before the search, so it seeds what the message without it seeds."""
     import pegasus.recall.engine as engine_module
 
-    run, calls = engine_module.run, []
+    run, calls = engine_module.run_values, []
 
     def counted(tx, name, **params):
         calls.append(name)
         return run(tx, name, **params)
 
-    monkeypatch.setattr(engine_module, "run", counted)
+    monkeypatch.setattr(engine_module, "run_values", counted)
     named = mem.recall_engine.explain(user_id, "Bill argued with his boss Sarah", T0)
     assert calls == ["read/partition_state", "read/seed_keys", "read/recall_walk"]
     plain = mem.recall_engine.explain(user_id, "argued with his boss Sarah", T0)

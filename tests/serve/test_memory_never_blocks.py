@@ -149,14 +149,14 @@ def test_a_failing_recall_never_fails_the_chat(served, two_users, path, body, se
     import pegasus.recall.engine as engine_module
 
     stub, memory, app = served
-    run = engine_module.run
+    run = engine_module.run_values
 
     def failing(tx, name, **params):  # recall's reads run in one transaction (design §7)
         if name == "read/recall_walk":
             raise neo4j.exceptions.ClientError("injected")
         return run(tx, name, **params)
 
-    monkeypatch.setattr(engine_module, "run", failing)
+    monkeypatch.setattr(engine_module, "run_values", failing)
     answer = post(app, path, {"model": "stub-model", **body})
     assert answer.status_code == 200, answer.text
     assert answer.headers["X-Pegasus-Memory"] == "skipped; reason=error"

@@ -33,14 +33,15 @@ def shape(params: dict[str, Any]) -> tuple:
 def ran(monkeypatch) -> list[tuple[str, tuple, Any]]:
     """Every named query run, as (name, shape, user_id), wherever it is run from."""
     seen: list[tuple[str, tuple, Any]] = []
-    original = pegasus.store.run
+    def spying(original):
+        def spy(tx, name, **params):
+            seen.append((name, shape(params), params.get("user_id")))
+            return original(tx, name, **params)
+        return spy
 
-    def spy(tx, name, **params):
-        seen.append((name, shape(params), params.get("user_id")))
-        return original(tx, name, **params)
-
-    for module in (pegasus.store, pegasus.memory, pegasus.recall.engine):
-        monkeypatch.setattr(module, "run", spy)
+    for module in (pegasus.store, pegasus.memory):
+        monkeypatch.setattr(module, "run", spying(pegasus.store.run))
+    monkeypatch.setattr(pegasus.recall.engine, "run_values", spying(pegasus.store.run_values))
     return seen
 
 

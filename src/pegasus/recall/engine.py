@@ -13,7 +13,7 @@ import numpy as np
 
 from pegasus.centring import centre
 from pegasus.centring import load as load_centre
-from pegasus.embed import Embedder, stored_vector, unpack_vector
+from pegasus.embed import Embedder, query_vector, stored_vector, unpack_vector
 from pegasus.models.recall import FiredNode, Recall
 from pegasus.recall.budget import Reached, fire
 from pegasus.recall.history import Span, asks_about_past, dates_named, spans_named
@@ -22,7 +22,7 @@ from pegasus.recall.read_log import Read, ReadLogWriter, read_log_entry, write_r
 from pegasus.recall.seeds import KeySet, Seeds, select_seeds, strongest
 from pegasus.settings import Settings
 from pegasus.snippets import keyword_query
-from pegasus.store import Store, run
+from pegasus.store import Store, run_values
 from pegasus.text import content_words, head_and_tail
 
 # Runs one named read query: `Store.query` (its own transaction) or a recall's transaction.
@@ -62,7 +62,7 @@ def walk_shape(seeds: Seeds, self_id: str | None, text: str | None,
         "seed_labels": [{"label": lb, "act": a} for lb, a in seeds.labels.items()],
         "anchors": [*seeds.entity_scores, *([self_id] if self_id else [])],
         "self_id": self_id, "query": text,
-        "meaning": message.tolist() if message is not None and message.any() else None,
+        "meaning": query_vector(message) if message is not None and message.any() else None,
         "when": [{"start": s.start, "end": s.end} for s in spans] if spans else None,
     }
 
@@ -168,7 +168,7 @@ class RecallEngine:
         while pending or partition is None:
             answer = query(
                 "read/seed_keys", user_id=user_id, n=depth,
-                search={"words": [{"word": i, "vector": centred[i].tolist()} for i in pending]})
+                search={"words": [{"word": i, "vector": query_vector(centred[i])} for i in pending]})
             partition = partition or partition_of(answer)
             rows = answer[0]["keys"] if answer else []
             if not partition.key_count:
@@ -320,7 +320,7 @@ class RecallEngine:
                 params: RecallParams | None = None) -> Explained:
         """The whole recall without the read log, its reads in one read transaction (one
         begin and commit instead of one per query; design §7, "Round trips")."""
-        return self.store.read(lambda tx: self._explain(partial(run, tx), user_id, text, now,
+        return self.store.read(lambda tx: self._explain(partial(run_values, tx), user_id, text, now,
                                                         params))
 
     def _explain(self, query: Query, user_id: str, text: str, now: datetime,
