@@ -304,11 +304,12 @@ def test_a_read_log_write_that_fails_is_tried_again_and_keeps_the_order(
     assert [entry.split("/")[1] for entry in log] == first.edge_ids + second.edge_ids
 
 
-def test_a_recall_reads_in_three_statements_and_the_users_own_name_seeds_nothing(
+def test_a_recall_reads_in_two_statements_and_the_users_own_name_seeds_nothing(
         mem, user_id, monkeypatch):
-    """Design §7, "Round trips": a recall is the partition, one seed search and one walk (the
-    spread, the bonus, the hottest nodes and the candidates in one statement); the user's own
-    name ("Bill") is dropped before the search, so it seeds what the message without it seeds."""
+    """Design §7, "Round trips": a recall is one seed search (which reads the partition too)
+    and one walk (the spread, the bonus, the hottest nodes and the candidates in one
+    statement); the user's own name ("Bill") is dropped, so it seeds what the message without
+    it seeds."""
     import pegasus.recall.engine as engine_module
 
     run, calls = engine_module.run_values, []
@@ -319,8 +320,36 @@ def test_a_recall_reads_in_three_statements_and_the_users_own_name_seeds_nothing
 
     monkeypatch.setattr(engine_module, "run_values", counted)
     named = mem.recall_engine.explain(user_id, "Bill argued with his boss Sarah", T0)
-    assert calls == ["read/partition_state", "read/seed_keys", "read/recall_walk"]
+    assert calls == ["read/seed_keys", "read/recall_walk"]
     plain = mem.recall_engine.explain(user_id, "argued with his boss Sarah", T0)
-    assert named.words == plain.words and "bill" not in named.words
+    assert named.seeds.entity_scores and named.recall.context == plain.recall.context
+
+
+@pytest.mark.parametrize("spare", [4, 0])
+def test_the_users_names_are_dropped_before_the_words_are_cut(mem, user_id, monkeypatch, spare):
+    """The words kept from a long message are its first and last `words` // 2 once the user's
+    own names are dropped, as when the partition was read before the search: the first search
+    asks NAME_WORDS_SPARE more words at each end, and a kept word it did not ask (more names at
+    an end than that: spare 0 here) is asked in the next round, so the seeds are the same."""
+    import pegasus.recall.engine as engine_module
+
+    monkeypatch.setattr(engine_module, "NAME_WORDS_SPARE", spare)
+    run, calls = engine_module.run_values, []
+
+    def counted(tx, name, **params):
+        calls.append(name)
+        return run(tx, name, **params)
+
+    monkeypatch.setattr(engine_module, "run_values", counted)
+    params = engine_module.RecallParams.for_recall(mem.settings)
+    params.words = 4
+    named = mem.recall_engine.explain(
+        user_id, "Bill said his boss Sarah moved the Paris budget review again", T0, params)
+    assert named.words == ["boss", "sarah", "budget", "review"]
+    assert calls == (["read/seed_keys", "read/recall_walk"] if spare
+                     else ["read/seed_keys", "read/seed_keys", "read/recall_walk"])
+    plain = mem.recall_engine.explain(
+        user_id, "said his boss Sarah moved the Paris budget review again", T0, params)
+    assert plain.words == named.words
     assert named.seeds.entity_scores == plain.seeds.entity_scores
     assert named.seeds.entity_scores and named.recall.context == plain.recall.context

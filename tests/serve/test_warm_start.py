@@ -15,8 +15,8 @@ from pegasus import Memory
 from tests.serve.test_proxy import KEY_A, RECALLS, proxy, remember_samples
 
 # What a proxied turn runs before its answer: its conversation found, its turn recorded, recall.
-TURN_QUERIES = {"read/conversation_turns", "write/record_turns", "read/partition_state",
-                "read/seed_keys", "read/recall_walk"}
+TURN_QUERIES = {"read/conversation_turns", "write/record_turns", "read/seed_keys",
+                "read/recall_walk"}
 
 
 def shape(params: dict[str, Any]) -> tuple:

@@ -91,6 +91,22 @@ class Partition:
 
 
 @dataclass
+class Asked:
+    """A first seed search's answer (`RecallEngine.first_search`): the partition, the depth
+    each word was asked at, and each word's keys (by its index in the words searched)."""
+
+    partition: Partition
+    depth: int
+    rows: dict[int, list[dict[str, Any]]]
+
+
+# The words a recall searches before it knows the user's names: the `words` it keeps, and this
+# many more at each end, so that dropping the user's own names (at most this many at an end)
+# leaves no kept word unsearched; a word that is still missing is searched in the next round.
+NAME_WORDS_SPARE = 4
+
+
+@dataclass
 class RecallParams:
     """The knobs of one walk; recall and the extractor's write-time context differ here."""
 
@@ -140,7 +156,8 @@ class RecallEngine:
         return partition_of((query or self.store.query)("read/partition_state", user_id=user_id))
 
     def search_keys(self, user_id: str, centred: np.ndarray, threshold: float,
-                    query: Query | None = None) -> tuple[Partition, KeySet, np.ndarray]:
+                    query: Query | None = None, asked: Asked | None = None,
+                    ) -> tuple[Partition, KeySet, np.ndarray]:
         """Each word's nearest keys of this user from the key_centred index, deep enough that
         no key scoring above `threshold` is left out (design §7.3, "Seeds from the index"),
         and the partition, read by the first search (design §7, "Round trips").
@@ -151,7 +168,10 @@ class RecallEngine:
         Incomplete words are asked again with 4× the depth. The first depth is
         `seed_candidates`, or the depth this user's last recall needed if deeper. The score matrix has
         −1 where a key was not returned for a word: such a key scores below the threshold and
-        below that word's top two, so select_seeds decides as on the full matrix."""
+        below that word's top two, so select_seeds decides as on the full matrix.
+
+        `asked`: what a first search (`first_search`) already returned for some of these words
+        (by index), and its partition: those words are not asked again unless incomplete."""
         first, cap = self.settings.seed_candidates, self.settings.seeds_per_word
         query = query or self.store.query
 
@@ -161,34 +181,34 @@ class RecallEngine:
                     or entities >= cap)
 
         depth = max(first, self._depth_needed.get(user_id, first))
-        pending = list(range(len(centred)))
-        found: dict[int, list[dict[str, Any]]] = {}
-        needed = first
-        partition: Partition | None = None
-        while pending or partition is None:
-            answer = query(
-                "read/seed_keys", user_id=user_id, n=depth,
-                search={"words": [{"word": i, "vector": query_vector(centred[i])} for i in pending]})
-            partition = partition or partition_of(answer)
-            rows = answer[0]["keys"] if answer else []
-            if not partition.key_count:
+        found: dict[int, list[dict[str, Any]]] = dict(asked.rows) if asked else {}
+        depth_of = dict.fromkeys(found, asked.depth if asked else depth)
+        partition: Partition | None = asked.partition if asked else None
+        while partition is None or partition.key_count:
+            fresh = [i for i in range(len(centred)) if i not in found]
+            again = [i for i, got in found.items() if not complete(got, depth_of[i])]
+            if partition is not None and not fresh and not again:
                 break
-            by_word: dict[int, list[dict[str, Any]]] = {i: [] for i in pending}
-            for row in rows:
-                by_word[row["word"]].append(row)
-            pending = []
-            for i, got in by_word.items():
-                found[i] = got
-                if not complete(got, depth):
-                    pending.append(i)
-                    continue
-                # The shallowest depth whose answer would have been complete too (the
-                # index returns best first): where this user's next recall starts.
-                shallow = first
-                while shallow < depth and not complete(got[:shallow], shallow):
-                    shallow *= 4
-                needed = max(needed, shallow)
-            depth *= 4
+            # One statement per round: the words not asked yet at the first depth, the
+            # incomplete ones 4× deeper than they were asked (all at the deeper of the two).
+            n = max([4 * depth_of[i] for i in again] + [depth] * bool(fresh or not again))
+            answer = query(
+                "read/seed_keys", user_id=user_id, n=n,
+                search={"words": [{"word": i, "vector": query_vector(centred[i])}
+                                  for i in fresh + again]})
+            partition = partition or partition_of(answer)
+            for i in fresh + again:
+                found[i], depth_of[i] = [], n
+            for row in answer[0]["keys"] if answer else []:
+                found[row["word"]].append(row)
+        needed = first
+        for i, got in found.items():
+            # The shallowest depth whose answer would have been complete too (the index
+            # returns best first): where this user's next recall starts.
+            shallow = first
+            while shallow < depth_of[i] and not complete(got[:shallow], shallow):
+                shallow *= 4
+            needed = max(needed, shallow)
         kept = self.settings.depth_hints_kept
         if len(self._depth_needed) >= kept and user_id not in self._depth_needed:
             self._depth_needed.clear()  # a hint: forgetting it costs each user one shallow round
@@ -208,6 +228,19 @@ class RecallEngine:
                       entity_ids=[r["entity_id"] for r in rows],
                       labels=[r["label"] for r in rows],
                       vectors=np.zeros((len(ids), 0))), scores
+
+    def first_search(self, user_id: str, centred: np.ndarray, query: Query) -> Asked:
+        """The first round of `search_keys` alone, before the words are known for sure: the
+        partition comes with it (read/seed_keys), so a recall reads in two statements."""
+        depth = max(self.settings.seed_candidates,
+                    self._depth_needed.get(user_id, self.settings.seed_candidates))
+        answer = query("read/seed_keys", user_id=user_id, n=depth,
+                       search={"words": [{"word": i, "vector": query_vector(v)}
+                                         for i, v in enumerate(centred)]})
+        rows: dict[int, list[dict[str, Any]]] = {i: [] for i in range(len(centred))}
+        for row in answer[0]["keys"] if answer else []:
+            rows[row["word"]].append(row)
+        return Asked(partition_of(answer), depth, rows)
 
     def exact_keys(self, user_id: str) -> KeySet:
         """All of a user's keys with their raw embeddings: the oracle the index search is
@@ -328,22 +361,28 @@ class RecallEngine:
         s = self.settings
         params = params or RecallParams.for_recall(s)
         text = head_and_tail(text, params.chars)  # a huge message costs what its ends cost (#35)
-        # The partition is read first and the user's own words dropped before the rest are
-        # embedded, as before round 4 session 2: searching every word and dropping the user's
-        # after saved this statement but moved 3 of 474 dev-set blocks (each asked with the
-        # user's name; decisions.md, "Recall in fewer round trips").
-        partition = self.partition(user_id, query)
-        words = head_and_tail([w for w in content_words(text) if not names_user(w, partition)],
-                              params.words)
+        # The first seed search reads the partition too (decisions.md, "Recall in two
+        # statements"): it searches the words the recall keeps and NAME_WORDS_SPARE more at
+        # each end; the user's own names are dropped after, and the kept words are exactly
+        # those a search after reading the partition would keep (dropping names before the cut
+        # matters: 3 of 474 dev-set blocks moved when names were dropped after it).
+        every = content_words(text)
+        guess = head_and_tail(every, params.words + 2 * NAME_WORDS_SPARE)
+        mean, _ = load_centre(self.embedder.model_name, self.embedder.dimensions)
+        first = self.first_search(user_id, centre(self.embedder.embed(guess), mean), query)
+        partition = first.partition
+        words = head_and_tail([w for w in every if not names_user(w, partition)], params.words)
         if not partition.key_count:
             return Explained(words, Seeds({}, {}, []), [], [], [], Recall())
-        vectors = self.embedder.embed(words)
+        vectors = self.embedder.embed(words)  # the word cache holds them (a copy each)
         self_id = partition.self_id
         seeds = Seeds({}, {}, [])
         if words:  # a message of only the user's names searches nothing
-            mean, _ = load_centre(self.embedder.model_name, self.embedder.dimensions)
+            at = {w: i for i, w in reversed(list(enumerate(guess)))}
+            asked = Asked(partition, first.depth,
+                          {j: first.rows[at[w]] for j, w in enumerate(words) if w in at})
             _, keys, scores = self.search_keys(user_id, centre(vectors, mean),
-                                               params.seed_threshold, query)
+                                               params.seed_threshold, query, asked)
             seeds = self.select(words, keys, scores, partition, params.seed_threshold)
         text_query = keyword_query(user_id, words)
         if seeds.empty and text_query is None:

@@ -28,7 +28,6 @@ def rehearse(engine: RecallEngine, query: Query, user_id: str, now: datetime) ->
     the parameters a real recall passes."""
     vectors = engine.embedder.embed(WORDS)
     mean, _ = load_centre(engine.embedder.model_name, engine.embedder.dimensions)
-    engine.partition(user_id, query)
     engine.search_keys(user_id, centre(vectors, mean), engine.settings.seed_threshold, query)
     ids = [str(i).rjust(ID) for i in range(len(WORDS))]  # blank-padded: ids no entity has
     s = engine.settings
