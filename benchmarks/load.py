@@ -136,15 +136,17 @@ def stage_profile(mem, user: str, names: list[str], rounds: int = 30) -> list[tu
     """Where a recall's time goes: every named query, the embedding, the rest (ranking,
     rendering), medians over `rounds` recalls with a read log."""
     spent: dict[str, list[float]] = defaultdict(list)
-    original_run, original_embed = store_module.run, mem.embedder.embed
+    original_embed = mem.embedder.embed
     current: dict[str, float] = defaultdict(float)
 
-    def timed_run(tx, name, **params):
-        began = time.perf_counter()
-        try:
-            return original_run(tx, name, **params)
-        finally:
-            current[name] += time.perf_counter() - began
+    def timing(original):
+        def timed_run(tx, name, **params):
+            began = time.perf_counter()
+            try:
+                return original(tx, name, **params)
+            finally:
+                current[name] += time.perf_counter() - began
+        return timed_run
 
     def timed_embed(texts):
         began = time.perf_counter()
@@ -154,11 +156,13 @@ def stage_profile(mem, user: str, names: list[str], rounds: int = 30) -> list[tu
             current["embedding"] += time.perf_counter() - began
 
     rng = random.Random(3)
-    modules = [m for m in list(sys.modules.values())
+    # Every module's binding of the store's runners (recall reads through run_values).
+    patched = [(m, attr, getattr(m, attr)) for m in list(sys.modules.values())
                if m and getattr(m, "__name__", "").startswith("pegasus")
-               and getattr(m, "run", None) is original_run]
-    for module in modules:
-        module.run = timed_run
+               for attr in ("run", "run_values")
+               if getattr(m, attr, None) in (store_module.run, store_module.run_values)]
+    for module, attr, original in patched:
+        setattr(module, attr, timing(original))
     mem.embedder.embed = timed_embed
     try:
         for i in range(rounds):
@@ -174,8 +178,8 @@ def stage_profile(mem, user: str, names: list[str], rounds: int = 30) -> list[tu
                 total - sum(current.values()))
             spent["the whole recall"].append(total)
     finally:
-        for module in modules:
-            module.run = original_run
+        for module, attr, original in patched:
+            setattr(module, attr, original)
         mem.embedder.embed = original_embed
     return sorted(((name, statistics.median(v)) for name, v in spent.items()),
                   key=lambda item: -item[1])

@@ -47,17 +47,17 @@ def alternate(variants: dict[str, Callable[[], object]], i: int, out: dict[str, 
 def cypher_calls(mem: Memory, user: str, text: str) -> Counter[str]:
     """The named queries one recall (read log queued) runs, and how often."""
     calls: Counter[str] = Counter()
-    original = engine_module.run
+    original = engine_module.run_values
 
     def counted(tx, name, **params):
         calls[name] += 1
         return original(tx, name, **params)
 
-    engine_module.run = counted
+    engine_module.run_values = counted
     try:
         mem.recall(user, text, at=NOW)
     finally:
-        engine_module.run = original
+        engine_module.run_values = original
     return calls
 
 

@@ -202,9 +202,11 @@ class Embedder:
                 )
             with self._lock:
                 for text, vector in zip(missing, vectors, strict=True):
-                    found[text] = self._cache[text] = vector.astype(np.float64)
+                    # Kept as the model gave it (float32, 1.5 KB): a full cache of float64
+                    # copies held 61 MB of a serve worker's memory (#38); widened when read.
+                    found[text] = self._cache[text] = vector.astype(np.float32)
                 while len(self._cache) > self.cached_texts:
                     self._cache.popitem(last=False)
         if not texts:
             return np.zeros((0, self.dimensions))
-        return np.stack([found[t] for t in texts])
+        return np.stack([found[t] for t in texts]).astype(np.float64)
