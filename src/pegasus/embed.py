@@ -7,7 +7,7 @@ import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from functools import cache
+from pathlib import Path
 from typing import Protocol
 
 import numpy as np
@@ -90,20 +90,27 @@ class SentenceTransformerEncoder:
 
 
 _LOADED: set[str] = set()
+_ENCODERS: dict[tuple[str, str], Encoder] = {}
+_ENCODERS_LOCK = threading.Lock()
 
 
-@cache
-def load_encoder(name: str, runtime: str = "onnx") -> Encoder:
-    """The model `name` on `runtime`, loaded once per process."""
+def load_encoder(name: str, runtime: str = "onnx", cache: Path | None = None) -> Encoder:
+    """The model `name` on `runtime`, loaded once per process (whatever `cache` later calls
+    give); ONNX Runtime's built graph is kept in `cache` (a folder) when the first call gives
+    one."""
     if runtime not in RUNTIMES:
         raise ConfigError(f"unknown embedding runtime {runtime!r}; one of {', '.join(RUNTIMES)}")
-    folder = model_path(name)
-    if runtime == "onnx":
-        from pegasus.encoder import OnnxEncoder
+    with _ENCODERS_LOCK:
+        if (name, runtime) in _ENCODERS:
+            return _ENCODERS[name, runtime]
+        folder = model_path(name)
+        if runtime == "onnx":
+            from pegasus.encoder import OnnxEncoder
 
-        encoder: Encoder = OnnxEncoder(folder)
-    else:
-        encoder = SentenceTransformerEncoder(folder)
+            encoder: Encoder = OnnxEncoder(folder, cache=cache)
+        else:
+            encoder = SentenceTransformerEncoder(folder)
+        _ENCODERS[name, runtime] = encoder
     _LOADED.add(name)
     return encoder
 
@@ -164,11 +171,12 @@ class Embedder:
 
     def __init__(self, model: str = "all-MiniLM-L6-v2", dimensions: int = 384,
                  cached_texts: int = 20_000, runtime: str = "onnx",
-                 batch_window_ms: float = 0.0) -> None:
+                 batch_window_ms: float = 0.0, graph_cache: Path | None = None) -> None:
         self.model_name = model
         self.dimensions = dimensions
         self.cached_texts = cached_texts
         self.runtime = runtime
+        self.graph_cache = graph_cache  # where the ONNX graph built from the weights is kept
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
         self._batcher = _Batcher(batch_window_ms / 1000) if batch_window_ms > 0 else None
@@ -179,7 +187,7 @@ class Embedder:
             self._cache.clear()
 
     def _encode(self, texts: list[str]) -> np.ndarray:
-        encoder = load_encoder(self.model_name, self.runtime)
+        encoder = load_encoder(self.model_name, self.runtime, self.graph_cache)
         if self._batcher is not None and len(texts) < 64:  # bulk work needs no company
             return self._batcher.encode(encoder, texts)
         return encoder.encode(texts)

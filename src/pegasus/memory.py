@@ -123,7 +123,7 @@ class Memory:
         return self._embedder or Embedder(
             self.settings.embedding_model, self.settings.embedding_dimensions,
             self.settings.embed_cache_texts, self.settings.embedding_runtime,
-            self.settings.embed_batch_window_ms)
+            self.settings.embed_batch_window_ms, self.settings.home / "models")
 
     @cached_property
     def recall_engine(self) -> RecallEngine:

@@ -149,3 +149,45 @@ def test_the_embedder_with_a_batch_window_gives_the_same_vectors():
     plain = Embedder(MODEL, 384).embed(["Sarah", "acme", "Sarah"])
     batched = Embedder(MODEL, 384, batch_window_ms=1).embed(["Sarah", "acme", "Sarah"])
     assert np.allclose(plain, batched, atol=1e-6) and np.allclose(plain[0], plain[2])
+
+
+def test_the_built_graph_is_kept_on_disk_and_loaded_from_it_with_the_same_vectors(tmp_path):
+    """Given a cache folder, the graph is built once and written there; a later load reads the
+    file (no build) and gives the same vectors; a damaged file is removed and the graph built
+    in memory (the next load writes it again)."""
+    from pegasus import encoder as encoder_module
+    from pegasus.encoder import OnnxEncoder
+
+    folder, texts = Path(model_path(MODEL)), corpus()[:12]
+    in_memory = OnnxEncoder(folder).encode(texts)
+    first = OnnxEncoder(folder, cache=tmp_path).encode(texts)
+    [built] = tmp_path.glob("*.onnx")
+    assert built.stat().st_size > 80_000_000 and not list(tmp_path.glob("*.part"))
+    written = built.stat().st_mtime_ns
+
+    def no_build(*_args, **_kwargs):
+        raise AssertionError("the graph was built again although its file is there")
+
+    original = encoder_module.build_graph
+    encoder_module.build_graph = no_build
+    try:
+        again = OnnxEncoder(folder, cache=tmp_path).encode(texts)
+    finally:
+        encoder_module.build_graph = original
+    assert np.array_equal(first, in_memory) and np.array_equal(again, in_memory)
+    assert built.stat().st_mtime_ns == written
+
+    built.write_bytes(b"not an onnx model")
+    damaged = OnnxEncoder(folder, cache=tmp_path).encode(texts)
+    assert np.array_equal(damaged, in_memory) and not built.exists()
+    assert np.array_equal(OnnxEncoder(folder, cache=tmp_path).encode(texts), in_memory)
+    assert built.stat().st_size > 80_000_000
+
+
+def test_an_unwritable_cache_folder_builds_in_memory(tmp_path):
+    from pegasus.encoder import OnnxEncoder
+
+    blocked = tmp_path / "file-not-folder"
+    blocked.write_text("")
+    vectors = OnnxEncoder(Path(model_path(MODEL)), cache=blocked / "models").encode(["boss"])
+    assert vectors.shape == (1, 384) and abs(float(np.linalg.norm(vectors)) - 1.0) < 1e-5
