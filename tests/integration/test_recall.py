@@ -334,10 +334,12 @@ def test_the_users_names_are_dropped_before_the_words_are_cut(mem, user_id, monk
     import pegasus.recall.engine as engine_module
 
     monkeypatch.setattr(engine_module, "NAME_WORDS_SPARE", spare)
-    run, calls = engine_module.run_values, []
+    run, calls, depths = engine_module.run_values, [], []
 
     def counted(tx, name, **params):
         calls.append(name)
+        if name == "read/seed_keys":
+            depths.append(params["n"])
         return run(tx, name, **params)
 
     monkeypatch.setattr(engine_module, "run_values", counted)
@@ -348,6 +350,9 @@ def test_the_users_names_are_dropped_before_the_words_are_cut(mem, user_id, monk
     assert named.words == ["boss", "sarah", "budget", "review"]
     assert calls == (["read/seed_keys", "read/recall_walk"] if spare
                      else ["read/seed_keys", "read/seed_keys", "read/recall_walk"])
+    # A word the first search did not ask is asked at the first depth, as every word was in
+    # the three-statement form (deeper, its answer could hold more label keys: more seeds).
+    assert depths == [mem.settings.seed_candidates] * len(depths)
     plain = mem.recall_engine.explain(
         user_id, "said his boss Sarah moved the Paris budget review again", T0, params)
     assert plain.words == named.words

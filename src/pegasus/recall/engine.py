@@ -185,22 +185,30 @@ class RecallEngine:
         depth_of = dict.fromkeys(found, asked.depth if asked else depth)
         partition: Partition | None = asked.partition if asked else None
         while partition is None or partition.key_count:
-            fresh = [i for i in range(len(centred)) if i not in found]
-            again = [i for i, got in found.items() if not complete(got, depth_of[i])]
-            if partition is not None and not fresh and not again:
+            # A round: the words not asked yet at the first depth, each incomplete one 4×
+            # deeper than it was asked: one statement per depth, so that each word is asked
+            # at the depths the three-statement form asked it (a word's answer at a deeper
+            # depth can hold more label keys above the threshold, so more seeds).
+            asks: dict[int, list[int]] = {}
+            for i in range(len(centred)):
+                if i not in found:
+                    asks.setdefault(depth, []).append(i)
+                elif not complete(found[i], depth_of[i]):
+                    asks.setdefault(4 * depth_of[i], []).append(i)
+            if partition is None and not asks:
+                asks[depth] = []  # no words: the statement still reads the partition
+            if not asks:
                 break
-            # One statement per round: the words not asked yet at the first depth, the
-            # incomplete ones 4× deeper than they were asked (all at the deeper of the two).
-            n = max([4 * depth_of[i] for i in again] + [depth] * bool(fresh or not again))
-            answer = query(
-                "read/seed_keys", user_id=user_id, n=n,
-                search={"words": [{"word": i, "vector": query_vector(centred[i])}
-                                  for i in fresh + again]})
-            partition = partition or partition_of(answer)
-            for i in fresh + again:
-                found[i], depth_of[i] = [], n
-            for row in answer[0]["keys"] if answer else []:
-                found[row["word"]].append(row)
+            for n, ask in sorted(asks.items()):
+                answer = query(
+                    "read/seed_keys", user_id=user_id, n=n,
+                    search={"words": [{"word": i, "vector": query_vector(centred[i])}
+                                      for i in ask]})
+                partition = partition or partition_of(answer)
+                for i in ask:
+                    found[i], depth_of[i] = [], n
+                for row in answer[0]["keys"] if answer else []:
+                    found[row["word"]].append(row)
         needed = first
         for i, got in found.items():
             # The shallowest depth whose answer would have been complete too (the index
@@ -214,8 +222,8 @@ class RecallEngine:
             self._depth_needed.clear()  # a hint: forgetting it costs each user one shallow round
         self._depth_needed[user_id] = needed
         keys: dict[str, dict[str, Any]] = {}
-        for got in found.values():
-            for row in got:
+        for i in sorted(found):  # the keys' columns in word order, however they were asked
+            for row in found[i]:
                 keys.setdefault(row["id"], row)
         ids = list(keys)
         column = {key_id: j for j, key_id in enumerate(ids)}
