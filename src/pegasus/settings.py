@@ -206,7 +206,7 @@ class Settings(BaseSettings):
     meaning_from_words: bool = False
     # Seed matching in the key_centred vector index: keys asked per word at first, deepened
     # 4x until no key above the threshold can be missing (design §7.3).
-    seed_candidates: int = 16
+    seed_candidates: int = Field(default=16, ge=1)  # 0 would ask the index for no key
     # How many users' starting search depths one engine remembers before it starts over
     # (design §7.3, "Starting depth"); forgetting one costs that user a shallow round.
     depth_hints_kept: int = Field(default=100_000, ge=1)

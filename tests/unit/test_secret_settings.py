@@ -49,3 +49,13 @@ def test_the_llm_client_gets_the_key(monkeypatch):
     settings = _settings(monkeypatch).model_copy(update={"llm_model": "gpt-test"})
     model = chat_model(settings)
     assert model.openai_api_key.get_secret_value() == "sk-llm-9d2e"
+
+
+def test_a_seed_search_asks_for_at_least_one_key_per_word():
+    """seed_candidates=0 asked the index for no key per word (a recall then failed on an
+    empty answer): refused where the setting is read, with its name."""
+    import pydantic
+    import pytest
+
+    with pytest.raises(pydantic.ValidationError, match="seed_candidates"):
+        Settings(seed_candidates=0)
