@@ -13,7 +13,8 @@ from pegasus.vocab import STABILITIES
 
 
 def default_home() -> Path:
-    """Where Pegasus keeps its venv, the Neo4j jars and the local server (PEGASUS_HOME)."""
+    """Where Pegasus keeps its venv, the Neo4j jars, the local server and the embedding
+    model's built graph (PEGASUS_HOME)."""
     return Path.home() / ".cache" / "pegasus"
 
 
