@@ -19,11 +19,7 @@ from pathlib import Path
 
 from benchmarks._server import memory
 from benchmarks.recall_quality import commit_all, load_conversation, session_time, user_of
-
-
-def p95(values: list[float]) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+from benchmarks.report import p95
 
 
 def main() -> None:

@@ -180,7 +180,7 @@ class RecallEngine:
             return (len(got) < asked or min(r["score"] for r in got) <= threshold
                     or entities >= cap)
 
-        depth = max(first, self._depth_needed.get(user_id, first))
+        depth = self._start_depth(user_id)
         found: dict[int, list[dict[str, Any]]] = dict(asked.rows) if asked else {}
         depth_of = dict.fromkeys(found, asked.depth if asked else depth)
         partition: Partition | None = asked.partition if asked else None
@@ -200,15 +200,10 @@ class RecallEngine:
             if not asks:
                 break
             for n, ask in sorted(asks.items()):
-                answer = query(
-                    "read/seed_keys", user_id=user_id, n=n,
-                    search={"words": [{"word": i, "vector": query_vector(centred[i])}
-                                      for i in ask]})
-                partition = partition or partition_of(answer)
-                for i in ask:
-                    found[i], depth_of[i] = [], n
-                for row in answer[0]["keys"] if answer else []:
-                    found[row["word"]].append(row)
+                answered, rows = self._ask(user_id, centred, ask, n, query)
+                partition = partition or answered
+                found.update(rows)
+                depth_of.update(dict.fromkeys(ask, n))
         needed = first
         for i, got in found.items():
             # The shallowest depth whose answer would have been complete too (the index
@@ -237,18 +232,30 @@ class RecallEngine:
                       labels=[r["label"] for r in rows],
                       vectors=np.zeros((len(ids), 0))), scores
 
+    def _start_depth(self, user_id: str) -> int:
+        """`seed_candidates`, or the depth this user's last recall needed if deeper."""
+        first = self.settings.seed_candidates
+        return max(first, self._depth_needed.get(user_id, first))
+
+    @staticmethod
+    def _ask(user_id: str, centred: np.ndarray, ask: list[int], n: int, query: Query,
+             ) -> tuple[Partition, dict[int, list[dict[str, Any]]]]:
+        """One read/seed_keys statement: the `n` nearest keys of each word in `ask` (indexes
+        into `centred`), best first, and the partition."""
+        answer = query("read/seed_keys", user_id=user_id, n=n,
+                       search={"words": [{"word": i, "vector": query_vector(centred[i])}
+                                         for i in ask]})
+        rows: dict[int, list[dict[str, Any]]] = {i: [] for i in ask}
+        for row in answer[0]["keys"] if answer else []:
+            rows[row["word"]].append(row)
+        return partition_of(answer), rows
+
     def first_search(self, user_id: str, centred: np.ndarray, query: Query) -> Asked:
         """The first round of `search_keys` alone, before the words are known for sure: the
         partition comes with it (read/seed_keys), so a recall reads in two statements."""
-        depth = max(self.settings.seed_candidates,
-                    self._depth_needed.get(user_id, self.settings.seed_candidates))
-        answer = query("read/seed_keys", user_id=user_id, n=depth,
-                       search={"words": [{"word": i, "vector": query_vector(v)}
-                                         for i, v in enumerate(centred)]})
-        rows: dict[int, list[dict[str, Any]]] = {i: [] for i in range(len(centred))}
-        for row in answer[0]["keys"] if answer else []:
-            rows[row["word"]].append(row)
-        return Asked(partition_of(answer), depth, rows)
+        depth = self._start_depth(user_id)
+        partition, rows = self._ask(user_id, centred, list(range(len(centred))), depth, query)
+        return Asked(partition, depth, rows)
 
     def exact_keys(self, user_id: str) -> KeySet:
         """All of a user's keys with their raw embeddings: the oracle the index search is
