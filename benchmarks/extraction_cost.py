@@ -9,7 +9,11 @@ own extraction batch as tool calls, and reports `usage_metadata` per call: token
 real tokenizer over the request as it would be sent (the messages and the five tool schemas in
 the OpenAI shape) and over its answer. langchain-core's UsageMetadataCallbackHandler sums them
 per close; the model counts its calls. Two ways a model may answer are measured: `finish` in
-the same answer as the records, and `finish` in a second answer. Writes the "Extraction cost"
+the same answer as the records, and `finish` in a second answer. Then the same conversations
+recorded turn by turn and consolidated during the session (design §9, "Consolidated during
+the session"): a pause after the last turn (the sweep extracts everything, the close nothing),
+and a pause after the second turn (two extractions: the first part, then the rest at the close),
+beside close-only on the same conversations, with the ratio. Writes the "Extraction cost"
 section of docs/benchmarks.md.
 
 The tokenizer is the embedding model's (BERT word pieces, shipped with the package), the one
@@ -90,6 +94,9 @@ class MeteredModel(BaseChatModel):
             return AIMessage('{"candidates": []}')
         human = str(messages[1].content)
         script = next(calls for opening, calls in self.scripts.items() if opening in human)
+        if "EARLIER IN THIS CONVERSATION" in human:  # a later part: what its turns say only
+            script = said_in(script, human.split("TRANSCRIPT\n", 1)[1].split(
+                "\n\nKNOWN MEMORY", 1)[0])
         rounds = ([[*script, ("finish", {})]] if self.shape == "together"
                   else [script, [("finish", {})]])
         answered = sum(isinstance(m, AIMessage) for m in messages)
@@ -112,6 +119,54 @@ class MeteredModel(BaseChatModel):
                                               total_tokens=into + out)
         answer.response_metadata = {"model_name": self.model_name}
         return ChatResult(generations=[ChatGeneration(message=answer)])
+
+
+def said_in(script: list[tuple[str, dict[str, Any]]], transcript: str
+            ) -> list[tuple[str, dict[str, Any]]]:
+    """The calls of `script` that a part of a conversation supports: the relations whose words
+    it holds and the entities they name (a model reading only that part records only that)."""
+    relations = [(n, a) for n, a in script if n == "record_relation" and a["snippet"] in transcript]
+    named = {a[end] for _, a in relations for end in ("source", "target")}
+    return [(n, a) for n, a in script
+            if (n == "record_entity" and a["name"] in named) or (n, a) in relations]
+
+
+def split_session(mem: Any, model: MeteredModel, user_id: str, pause_after: int | None
+                  ) -> list[dict[str, Any]]:
+    """Record each sample turn by turn and consolidate during the session: the first
+    `pause_after` turns, a pause (one in-session extraction), the rest, then the close (what is
+    left); None: close only. Per conversation: calls, tokens, characters, memories."""
+    conversations = Conversations(mem)
+    rows = []
+    try:
+        for conv in samples():
+            at = parse_instant(conv["at"])
+            usage = UsageMetadataCallbackHandler()
+            model.callbacks = [usage]
+            calls, chars, memories = model.calls, model.input_chars, 0
+            turns = conv["transcript"]
+            cut = len(turns) if pause_after is None else min(pause_after, len(turns))
+            mem.record_turns(user_id, conv["conversation_id"], turns[:cut], at,
+                             model=model.model_name)
+            if pause_after is not None:  # quiet: the sweep takes what was said so far
+                done = conversations.consolidate(user_id, conv["conversation_id"])
+                if done is not None:
+                    done.result(timeout=600)
+                mem.record_turns(user_id, conv["conversation_id"], turns[cut:], at,
+                                 model=model.model_name)
+            future = conversations.close(user_id, conv["conversation_id"], at)
+            if future is not None:
+                future.result(timeout=600)
+            spent = usage.usage_metadata.get(model.model_name, {})
+            memories = sum(1 for e in mem.edges(user_id)
+                           if conv["conversation_id"] in e.conversations)
+            rows.append({"conversation": conv["conversation_id"],
+                         "calls": model.calls - calls, "chars": model.input_chars - chars,
+                         "input": spent.get("input_tokens", 0),
+                         "output": spent.get("output_tokens", 0), "memories": memories})
+    finally:
+        conversations.shutdown()
+    return rows
 
 
 def measure(mem: Any, model: MeteredModel, user_id: str) -> list[dict[str, Any]]:
@@ -163,6 +218,12 @@ def main() -> None:
                              f"| {r['calls']} | {r['input']:,} | {r['output']:,} "
                              f"| {r['chars']:,} | {r['memories']} |")
             totals[shape] = rows
+        model.shape = "together"
+        sessions = {"close only": split_session(mem, model, "extraction-cost-close-only", None),
+                    "in-session, paused after the last turn": split_session(
+                        mem, model, "extraction-cost-pause-end", 99),
+                    "in-session, paused after the second turn": split_session(
+                        mem, model, "extraction-cost-pause-middle", 2)}
     lines.append("")
     for shape, rows in totals.items():
         n = len(rows)
@@ -176,6 +237,20 @@ def main() -> None:
               "model's word-piece tokenizer over the OpenAI-shaped request and answer) and "
               "summed by langchain-core's UsageMetadataCallbackHandler. A merge review, had "
               "one been asked for, would be among the calls."]
+    base = sessions["close only"]
+    lines += ["", "Consolidated during the session (the model answers `finish` with the records; "
+              "a later part is answered with what its own turns say):", "",
+              "| how | calls | input tokens | output tokens | request characters | memories "
+              "| input × close-only | calls × close-only |", "|---|---|---|---|---|---|---|---|"]
+    for how, rows in sessions.items():
+        total = {k: sum(r[k] for r in rows) for k in ("calls", "input", "output", "chars",
+                                                        "memories")}
+        lines.append(f"| {how} | {total['calls']} | {total['input']:,} | {total['output']:,} "
+                     f"| {total['chars']:,} | {total['memories']} "
+                     f"| {total['input'] / max(sum(r['input'] for r in base), 1):.2f} "
+                     f"| {total['calls'] / max(sum(r['calls'] for r in base), 1):.2f} |")
+    lines += ["", "Totals over the three sample conversations, each on its own user. Target "
+              "(#46): in-session consolidation within 1.5× the close-only cost."]
     print("\n".join(lines))
     if not args.no_write:
         write_section("Extraction cost", "python -m benchmarks.extraction_cost", machine(),

@@ -9,9 +9,12 @@
 // committed ones: two writers (a streamed reply's record, the client's next turn) append one
 // after the other, and neither drops the other's turn (docs/decisions.md).
 // Nothing is recorded when the transcript would pass $max_chars characters of JSON text
-// (`fits` false): the limit on a whole transcript holds however it is sent, turn by turn (#35).
+// (`fits` false): the limit on a whole transcript holds however it is sent, turn by turn.
+// `fresh`: the turns recorded now, as JSON text, in order; they are the transcript's last ones
+// (their passages are indexed next: write/upsert_passages). `created`: the conversation is new.
 MERGE (c:Conversation {user_id: $user_id, id: $conversation_id})
-ON CREATE SET c.started_at = $now, c.status = 'open', c.read_log = [], c.source = $source
+ON CREATE SET c.started_at = $now, c.status = 'open', c.read_log = [], c.source = $source,
+              c.created_now = true
 SET c.turns_lock = true
 REMOVE c.turns_lock
 WITH c
@@ -27,5 +30,10 @@ FOREACH (_ IN CASE WHEN fits THEN [1] ELSE [] END |
   SET c.turns = had + [t IN fresh | t.json],
       c.turn_ids = seen + [t IN fresh WHERE t.id IS NOT NULL | t.id],
       c.last_active_at = $now, c.model = coalesce($model, c.model))
+WITH c, fresh, fits, coalesce(c.created_now, false) AS created
+REMOVE c.created_now
 RETURN size(coalesce(c.turns, [])) AS turns, CASE WHEN fits THEN size(fresh) ELSE 0 END
-       AS recorded, fits
+       AS recorded, fits, CASE WHEN fits THEN [t IN fresh | t.json] ELSE [] END AS fresh,
+       created, coalesce(c.extracted_turns, 0) AS extracted_turns,
+       size([t IN coalesce(c.turns, [])[coalesce(c.extracted_turns, 0)..]
+             WHERE t STARTS WITH '{"role": "user"']) AS pending_user

@@ -74,7 +74,7 @@ def load_settings() -> Settings:
     from pydantic_settings import SettingsError
 
     try:
-        return Settings()
+        settings = Settings()
     except ValidationError as exc:
         first = exc.errors()[0]
         name = "PEGASUS_" + "_".join(str(p) for p in first["loc"][:1]).upper()
@@ -84,7 +84,12 @@ def load_settings() -> Settings:
         name = f"PEGASUS_{field[1].upper()}" if field else "a setting"
         fail(ConfigError(f"{name} cannot be read: it must be JSON (a map such as "
                          '{"key": "value"}, or a list)'))
-    raise AssertionError("unreachable")
+    if settings.neo4j_uri is None and settings.neo4j_password is not None:
+        # Said, not ignored: the password is for a server NEO4J_URI names.
+        typer.echo("warning: NEO4J_PASSWORD is set but NEO4J_URI is not: Pegasus uses its own "
+                   "local Neo4j (`pegasus neo4j start`) with the password in its state file; "
+                   "set NEO4J_URI to use the server that password is for", err=True)
+    return settings
 
 
 @neo4j_app.command("start")

@@ -72,6 +72,10 @@ class CommitJob:
     at: datetime
     transcript: Any = None
     reviewer: Reviewer | None = None
+    # A part of the conversation's recorded transcript, (first turn, end): the batch
+    # consolidates those turns, the turns before them were consolidated by earlier commits
+    # (design §9, "Consolidated during the session"). None: the whole conversation.
+    segment: tuple[int, int] | None = None
 
 
 @dataclass
@@ -184,7 +188,7 @@ def write_pass(tx: ManagedTransaction, job: CommitJob, snapshots: Snapshots,
     if resolution.requests:
         raise ReviewNeeded(resolution.requests)
     plan = plan_commit(resolution, stored_edges(tx, user_id, resolution), job.settings, digest)
-    version = write_plan(tx, job.embedder, job.settings, plan)
+    version = write_plan(tx, job.embedder, job.settings, plan, job.segment)
     return Written(plan.report, Advance(user_id, token, (token[0], version), resolution.pool,
                                         job.at), applied)
 
@@ -195,6 +199,14 @@ def _committed_before(tx: ManagedTransaction, job: CommitJob, digest: str
     conversation was committed with other content; None when it was not committed."""
     state = run(tx, "read/conversation_state", user_id=job.user_id,
                 conversation_id=job.conversation_id)[0]
+    if job.segment is not None:
+        # Another worker consolidated these turns (or some of them) meanwhile: this batch is
+        # not written; the caller reads the conversation again and extracts what is left.
+        if state["extracted_turns"] != job.segment[0] or state["batch_hash"] == digest:
+            return CommitReport(user_id=job.user_id, conversation_id=job.conversation_id,
+                                skipped=True, notes=["these turns were consolidated "
+                                                     "meanwhile; nothing changed"])
+        return None
     if state["batch_hash"] is None:
         return None
     if state["batch_hash"] == digest:
@@ -260,9 +272,9 @@ def stored_edges(tx: ManagedTransaction, user_id: str, resolution: Resolution
 
 
 def write_plan(tx: ManagedTransaction, embedder: Embedder, settings: Settings,
-               plan: CommitPlan) -> int:
-    """Write one commit's plan; the caller's transaction makes it all or nothing. Returns the
-    partition's new version."""
+               plan: CommitPlan, segment: tuple[int, int] | None = None) -> int:
+    """Write one commit's plan (of the turns `segment` of its conversation, else the whole);
+    the caller's transaction makes it all or nothing. Returns the partition's new version."""
     user_id, now = plan.user_id, plan.at
     if plan.create_entities:
         run(tx, "write/create_entities", user_id=user_id, now=now,
@@ -292,7 +304,8 @@ def write_plan(tx: ManagedTransaction, embedder: Embedder, settings: Settings,
     conversation = plan.conversation
     run(tx, "write/commit_conversation", user_id=user_id, conversation_id=plan.conversation_id,
         now=now, summary=conversation.summary, importance=conversation.importance,
-        tags=conversation.tags, batch_hash=plan.batch_hash, entity_ids=plan.mentioned)
+        tags=conversation.tags, batch_hash=plan.batch_hash, entity_ids=plan.mentioned,
+        segment=segment is not None, extracted_turns=segment[1] if segment else None)
     write_keys(tx, embedder, user_id, now, [*plan.create_entities, *plan.update_entities],
                plan.key_labels)
     drop_stale_keys(tx, user_id, plan.lost_forms, plan.lost_labels)

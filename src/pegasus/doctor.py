@@ -52,6 +52,7 @@ def checks(settings: Settings, serve_url: str, home: Path, codex_home: Path) -> 
     yield from database
     yield _guarded("embedding model", lambda: _embedding(settings))
     yield _guarded("LLM (extraction)", lambda: _llm(settings, latest))
+    yield _guarded("hook conversations", lambda: _hook_conversations(settings))
     yield from _upstreams(settings)
     yield _guarded("pegasus serve", lambda: _serve(serve_url))
     yield _hooks("Claude Code hooks", home / ".claude" / "settings.json")
@@ -115,6 +116,30 @@ def _llm(settings: Settings, latest: str | None) -> Check:
     except Exception as exc:
         return problem("LLM (extraction)", _one_line(llm_problem(exc, settings, used) or exc))
     return ok("LLM (extraction)", source.for_model(used).describe() + " (answered a call)")
+
+
+def _hook_conversations(settings: Settings) -> Check:
+    """What extracts conversations recorded without the proxy (hooks, plugins), as serve says
+    it at start and in /readyz: with no fixed model, the upstream's first listed model."""
+    from pegasus.llm import extraction_source, first_listed_model, hooks_extraction
+
+    source = extraction_source(settings)
+    default = None
+    if source.on and not source.model and source.via in ("upstream", "anthropic"):
+        openai = source.via == "upstream"
+        base = settings.upstream_base_url if openai else settings.anthropic_upstream_base_url
+        key = settings.upstream_api_key if openai else settings.anthropic_upstream_api_key
+        headers = {"anthropic-version": "2023-06-01"}
+        if key:
+            headers.update({"Authorization": f"Bearer {secret_text(key)}"} if openai
+                           else {"x-api-key": secret_text(key) or ""})
+        url = (base or "").rstrip("/") + ("/models" if openai else "/v1/models")
+        try:
+            default = first_listed_model(httpx.get(url, headers=headers, timeout=10).json())
+        except (httpx.HTTPError, ValueError):
+            default = None
+    said = hooks_extraction(source, default)
+    return (ok if said.startswith("on") else problem)("hook conversations", said)
 
 
 def _upstreams(settings: Settings) -> Iterator[Check]:

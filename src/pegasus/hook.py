@@ -125,6 +125,8 @@ def locked_spool(path: Path) -> Iterator[Spool]:
 class Refused(OSError):
     """The server refused the item itself (a 4xx about it): sending it again cannot help."""
 
+    code = 400
+
 
 class Server:
     def __init__(self, url: str, key: str, timeout_s: float) -> None:
@@ -145,9 +147,11 @@ class Server:
                 detail = json.loads(exc.read())["error"]["message"]
             except (ValueError, KeyError, TypeError):
                 detail = exc.reason
-            kind = Refused if 400 <= exc.code < 500 and exc.code not in NOT_ABOUT_THE_ITEM \
-                else OSError
-            raise kind(f"{path} answered {exc.code}: {detail}") from exc
+            if 400 <= exc.code < 500 and exc.code not in NOT_ABOUT_THE_ITEM:
+                refused = Refused(f"{path} answered {exc.code}: {detail}")
+                refused.code = exc.code
+                raise refused from exc
+            raise OSError(f"{path} answered {exc.code}: {detail}") from exc
         except ValueError as exc:  # not JSON: not pegasus serve at that address
             raise OSError(f"{path} answered something that is not JSON") from exc
 
@@ -162,7 +166,12 @@ def send(server: Server, spool: Spool, item: dict[str, Any]) -> str | None:
         spool.conversations[session] = answer.get("conversation_id", session)
         return answer.get("extraction")
     conversation = spool.conversations.get(session, session[:180])
-    server.post(f"/v1/conversations/{urllib.parse.quote(conversation, safe='')}/close", {})
+    try:
+        server.post(f"/v1/conversations/{urllib.parse.quote(conversation, safe='')}/close", {})
+    except Refused as exc:
+        if exc.code != 404:
+            raise
+        # A session that recorded nothing (no prompt reached the server) has nothing to close.
     spool.conversations.pop(session, None)
     return None
 

@@ -67,6 +67,31 @@ class Extraction:
         return Extraction("off", why=NO_MODEL)
 
 
+def hooks_extraction(source: Extraction, default_model: str | None) -> str:
+    """What extracts conversations recorded without the proxy (hooks, plugins,
+    /v1/memory/turns), in the words the start line, /readyz and `pegasus doctor` share:
+    "on: …" or "off: <why>" (design §8, "Which model extracts")."""
+    if not source.on:
+        return f"off: {source.why}"
+    if source.model or source.via == "factory":
+        return source.describe()
+    if default_model:
+        return (f"on: the model each user last used through the proxy, else {default_model} "
+                f"(the upstream's first listed model) via {source.where}")
+    return ("on for users who used the proxy (the model they last used), off for the others: "
+            "the upstream lists no model; set PEGASUS_LLM_MODEL")
+
+
+def first_listed_model(answer: dict) -> str | None:
+    """The first model id of an OpenAI- or Anthropic-shaped `GET …/models` answer."""
+    data = answer.get("data") if isinstance(answer, dict) else None
+    if isinstance(data, list):
+        for item in data:
+            if isinstance(item, dict) and isinstance(item.get("id"), str) and item["id"].strip():
+                return item["id"].strip()[:200]
+    return None
+
+
 def extraction_source(settings: Settings) -> Extraction:
     """Where extraction runs with these settings (design §3, "Which model extracts")."""
     if settings.llm_factory:

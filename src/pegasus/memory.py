@@ -36,6 +36,8 @@ from pegasus.models.batch import ExtractionBatch, Turn, describe_validation_erro
 from pegasus.models.recall import Recall
 from pegasus.models.reports import (
     CommitReport,
+    Extracted,
+    Recorded,
     Correction,
     DecayReport,
     ForgetReport,
@@ -44,10 +46,11 @@ from pegasus.models.reports import (
 )
 from pegasus.models.views import EntityView, MemoryEdge, MemoryHistory, MergeRecord
 from pegasus.ownership.forget import forget_staged
+from pegasus.passages import conversation_key, passages_of
 from pegasus.recall.engine import Explained, Query, RecallEngine, RecallParams
 from pegasus.recall.warm import rehearse as rehearse_recall
 from pegasus.settings import Settings
-from pegasus.snippets import backfill_sightings
+from pegasus.snippets import backfill_sightings, user_key
 from pegasus.store import Store, run
 from pegasus.vectors import keep_current
 from pegasus.write.merge_records import merge_records, upgrade_stored
@@ -83,6 +86,9 @@ class Memory:
             reviewer = LLMReviewer(self.llm)
         self.reviewer = reviewer
         self._embedder = embedder
+        # What extracts a conversation recorded without the proxy when the user never used
+        # the proxy and PEGASUS_LLM_MODEL is not set: serve takes it from the upstream's list.
+        self.default_model: str | None = None
 
     @property
     def has_llm(self) -> bool:
@@ -198,8 +204,9 @@ class Memory:
         conversation_id: str | None = None,
         at: datetime | None = None,
     ) -> Recall:
-        """What this message recalls; with a conversation id, the read is logged on it."""
-        explained = self.explain(user_id, text, at)
+        """What this message recalls; with a conversation id, the read is logged on it (and
+        that conversation's own recorded turns are not quoted back to it)."""
+        explained = self.explain(user_id, text, at, conversation_id)
         if conversation_id is not None:
             self.log_read(user_id, conversation_id, explained, at)
         return explained.recall
@@ -210,8 +217,10 @@ class Memory:
         _check_id("conversation_id", conversation_id)
         self.recall_engine.log_read(user_id, conversation_id, explained, aware(at))
 
-    def explain(self, user_id: str, text: str, at: datetime | None = None) -> Explained:
-        """A recall with every intermediate value (seeds, activation, budget); logs nothing."""
+    def explain(self, user_id: str, text: str, at: datetime | None = None,
+                conversation_id: str | None = None) -> Explained:
+        """A recall with every intermediate value (seeds, activation, budget); logs nothing.
+        `conversation_id`: the conversation asking, whose own turns are not quoted to it."""
         _check_id("user_id", user_id)
         if not isinstance(text, str):
             raise PegasusError("recall text must be a string")
@@ -219,7 +228,7 @@ class Memory:
             raise PegasusError(
                 f"message too long ({len(text)} characters, limit "
                 f"{self.settings.max_transcript_chars})")
-        return self.recall_engine.explain(user_id, text, aware(at))
+        return self.recall_engine.explain(user_id, text, aware(at), exclude=conversation_id)
 
     def close_conversation(self, user_id: str, conversation_id: str,
                            at: datetime | None = None) -> int:
@@ -283,12 +292,30 @@ class Memory:
         `model`: the model the client talks to (the proxy knows it), kept for extraction.
         TooLargeError, with nothing recorded, for a turn over max_turn_chars or a transcript
         that would pass max_transcript_chars (counted as recorded, JSON text)."""
-        return self._record_turns(self.store.execute, user_id, conversation_id, turns, at,
-                                  source, model)
+        return self.record(user_id, conversation_id, turns, at, source, model).turns
+
+    def record(self, user_id: str, conversation_id: str, turns: list[dict[str, Any]],
+               at: datetime | None = None, source: str = "proxy", model: str | None = None
+               ) -> Recorded:
+        """`record_turns`, telling also whether the conversation is new and how many of its
+        turns are recorded but not consolidated yet. The user turns recorded are recallable
+        from the user's other conversations at once, as passages (design §7.11)."""
+        _check_id("user_id", user_id)
+        _check_id("conversation_id", conversation_id)
+        vectors = self._passage_vectors(turns)
+        return self.store.write(lambda tx: self._record_turns(
+            partial(run, tx), user_id, conversation_id, turns, at, source, model, vectors))
+
+    def _passage_vectors(self, turns: list[dict[str, Any]]) -> dict[str, Any]:
+        """The embedding of every passage the user turns among `turns` would give, by its text
+        (computed before the write: no model runs inside a transaction)."""
+        self._check_turn_sizes(turns)
+        texts = list(dict.fromkeys(p.text for p in passages_of(list(enumerate(turns)))))
+        return dict(zip(texts, self.embedder.embed(texts), strict=True)) if texts else {}
 
     def _record_turns(self, query: Query, user_id: str, conversation_id: str,
                       turns: list[dict[str, Any]], at: datetime | None, source: str,
-                      model: str | None) -> int:
+                      model: str | None, vectors: dict[str, Any] | None = None) -> Recorded:
         self._check_turn_sizes(turns)
         rows = [{"id": t.get("id"), "json": json.dumps(
                     {"role": t["role"], "content": t["content"]}, ensure_ascii=False)}
@@ -296,13 +323,30 @@ class Memory:
         limit = self.settings.max_transcript_chars
         if sum(len(r["json"]) for r in rows) > limit:
             raise TooLargeError(f"these turns pass the transcript limit ({limit} characters)")
+        now = aware(at)
         row = query("write/record_turns", user_id=user_id, conversation_id=conversation_id,
-                    turns=rows, source=source, model=model, now=aware(at), max_chars=limit)[0]
+                    turns=rows, source=source, model=model, now=now, max_chars=limit)[0]
         if not row["fits"]:
             raise TooLargeError(
                 f"conversation {conversation_id!r} would pass the transcript limit ({limit} "
                 "characters recorded); nothing was recorded: close it, and go on in a new one")
-        return row["turns"]
+        # The turns recorded now are the transcript's last ones, in the order sent.
+        fresh, base = row["fresh"], row["turns"] - len(row["fresh"])
+        placed: list[tuple[int, dict[str, Any]]] = []
+        for sent, turn in zip(rows, turns, strict=True):
+            if len(placed) < len(fresh) and sent["json"] == fresh[len(placed)]:
+                placed.append((base + len(placed), turn))
+        found = passages_of(placed)
+        if vectors is None:
+            vectors = self._passage_vectors([t for _, t in placed])
+        if found:
+            query("write/upsert_passages", user_id=user_id, conversation_id=conversation_id,
+                  now=now, user_key=user_key(user_id),
+                  conversation_key=conversation_key(user_id, conversation_id),
+                  rows=[{"id": p.id(conversation_id), "turn": p.turn, "text": p.text,
+                         "vector": [float(x) for x in vectors[p.text]]} for p in found])
+        return Recorded(turns=row["turns"], recorded=len(fresh), created=row["created"],
+                        pending=row["pending_user"])
 
     def _check_turn_sizes(self, turns: list[dict[str, Any]]) -> None:
         limit = self.settings.max_turn_chars
@@ -320,10 +364,37 @@ class Memory:
     def request_close(self, user_id: str, conversation_id: str, at: datetime | None = None,
                       source: str = "proxy") -> str:
         """Mark a conversation `closing` (durably: a worker closes it, now or after a restart);
-        its status before the request ('open', 'closing', 'closed', 'failed' …)."""
-        return self.store.execute("write/request_close", user_id=user_id,
+        its status before the request ('open', 'closing', 'closed', 'failed' …).
+        NotFoundError for a conversation that was never recorded."""
+        rows = self.store.execute("write/request_close", user_id=user_id,
                                   conversation_id=conversation_id, source=source,
-                                  now=aware(at))[0]["was"] or "open"
+                                  now=aware(at))
+        if not rows:
+            raise NotFoundError(f"no conversation {conversation_id!r} was recorded")
+        return rows[0]["was"] or "open"
+
+    def paused_conversations(self, user_id: str, quiet_since: datetime,
+                             except_id: str | None = None, limit: int = 50) -> list[str]:
+        """Ids of the user's open conversations quiet since `quiet_since` whose user turns are
+        not all consolidated: in-session extraction takes them (design §9)."""
+        return [r["id"] for r in self.store.query(
+            "read/paused_conversations", user_id=user_id, before=quiet_since,
+            except_id=except_id, limit=limit)]
+
+    def hooks_extraction(self) -> str:
+        """What extracts conversations recorded without the proxy: "on: …" or "off: <why>"."""
+        from pegasus.llm import hooks_extraction
+
+        return hooks_extraction(self.extraction, self.default_model)
+
+    def model_of(self, user_id: str, used: str | None) -> str | None:
+        """The model that extracts a conversation which used model `used`: that one; for one
+        recorded without the proxy (None), the model this user last used through the proxy,
+        else `default_model` (serve sets it from the upstream's own list) (design §8)."""
+        if used:
+            return used
+        found = self.store.query("read/user_latest_model", user_id=user_id)
+        return (found[0]["model"] if found else None) or self.default_model
 
     def due_closes(self, user_id: str, at: datetime | None = None) -> list[str]:
         """Ids of the user's conversations waiting to close whose next attempt is due."""
@@ -366,10 +437,10 @@ class Memory:
         outcome: extracted | awaiting_extraction | held | failed, and why or the report}."""
         results = []
         for row in awaiting_extraction(self.store, user_id):
-            owner, conversation_id, used = row["user_id"], row["id"], row["model"]
+            owner, conversation_id = row["user_id"], row["id"]
             result: dict[str, Any] = {"user_id": owner, "conversation_id": conversation_id}
             results.append(result)
-            source = self.extraction_for(used)
+            source = self.extraction_for(self.model_of(owner, row["model"]))
             if not source.on:
                 result.update(outcome="awaiting_extraction", why=source.why)
                 continue
@@ -377,12 +448,11 @@ class Memory:
                                     self.settings.close_lease_s):
                 result.update(outcome="held", why="another worker is extracting it")
                 continue
-            state = self.conversation_state(owner, conversation_id)
-            turns = [json.loads(t) for t in state["turns"]]
             try:
-                if not state["committed"] and any(t["role"] == "user" for t in turns):
-                    report = self.remember(owner, conversation_id, turns, at=at, model=used)
-                    result["remembered"] = report.model_dump(mode="json", exclude_defaults=True)
+                extracted = self.extract_turns(owner, conversation_id, at)
+                if extracted.report is not None:
+                    result["remembered"] = extracted.report.model_dump(mode="json",
+                                                                       exclude_defaults=True)
             except Exception as exc:  # it stays in the backlog; its lease runs out
                 # By kind: ids and the message may hold the user's words (privacy.md, "Logs").
                 log.warning("extracting a conversation from the backlog failed: %s",
@@ -435,8 +505,6 @@ class Memory:
     ) -> CommitReport:
         """Extract the conversation with the LLM (staged, resumable), then commit it; `model`
         is the one the conversation used, which extracts it unless PEGASUS_LLM_MODEL is set."""
-        from pegasus.extract.extractor import Extractor, Staging
-
         _check_id("user_id", user_id)
         _check_id("conversation_id", conversation_id)
         try:
@@ -453,14 +521,25 @@ class Memory:
             raise InvalidBatchError(
                 f"transcript too long ({size} characters, limit "
                 f"{self.settings.max_transcript_chars}); split the conversation")
+        return self._extract_and_commit(user_id, conversation_id, checked, at, model)
+
+    def _extract_and_commit(self, user_id: str, conversation_id: str,
+                            turns: list[dict[str, str]], at: datetime | None,
+                            model: str | None, earlier: list[dict[str, str]] | None = None,
+                            segment: tuple[int, int] | None = None) -> CommitReport:
+        """The one path from turns to the graph (a close, the backlog, in-session
+        consolidation, `remember`): the write-time context, the staged extraction, the commit.
+        `segment`: the turns of the recorded transcript these are, after `earlier`."""
+        from pegasus.extract.extractor import Extractor, Staging
+
         staging = Staging(self.settings.home, user_id, conversation_id)
-        user_words = "\n".join(t["content"] for t in checked if t["role"] == "user")
+        user_words = "\n".join(t["content"] for t in turns if t["role"] == "user")
         context = self.recall_engine.explain(
             user_id, user_words, aware(at), RecallParams.for_write_context(self.settings)
         ).recall.render()
         try:
             batch, notes = Extractor(self.llm_for(model), self.settings.llm_max_retries).run(
-                checked, staging, context, self.settings.extract_assistant_turns)
+                turns, staging, context, self.settings.extract_assistant_turns, earlier)
         except Exception as exc:
             from pegasus.llm import llm_problem
 
@@ -468,10 +547,43 @@ class Memory:
             if problem is None:
                 raise
             raise problem from exc
-        report = self.commit(user_id, conversation_id, batch, at=at, transcript=checked)
+        _check_id("conversation_id", conversation_id)
+        job = CommitJob(
+            settings=self.settings, embedder=self.embedder, user_id=user_id,
+            conversation_id=conversation_id, batch=batch, at=aware(at), transcript=turns,
+            reviewer=self.reviewer, segment=segment,
+        )
+        report = commit(self.store, job, self.snapshots)
         report.notes = notes + report.notes
         staging.clear()
         return report
+
+    def extract_turns(self, user_id: str, conversation_id: str, at: datetime | None = None
+                      ) -> Extracted:
+        """Extract and commit a recorded conversation's turns not consolidated yet (design §9,
+        "Consolidated during the session"): while it is open (in-session), when it closes (what
+        is left), or from the backlog. The model sees the new turns, and the last of those
+        already consolidated as context; the commit records how far the transcript is
+        consolidated, and the new turns' passages leave recall (their memories take over).
+        Done again from the conversation's state when another worker consolidated meanwhile."""
+        for _ in range(3):
+            state = self.conversation_state(user_id, conversation_id)
+            if not state["exists"]:
+                return Extracted(outcome="empty", why="no such conversation")
+            turns = [json.loads(t) for t in state["turns"]]
+            start = min(state["extracted_turns"], len(turns))
+            new = turns[start:]
+            if not any(t["role"] == "user" for t in new):
+                return Extracted(outcome="empty", turns=start)
+            model = self.model_of(user_id, state["model"])
+            source = self.extraction_for(model)
+            if not source.on:
+                return Extracted(outcome="awaiting", why=source.why, turns=start)
+            report = self._extract_and_commit(user_id, conversation_id, new, at, model,
+                                              turns[:start], (start, len(turns)))
+            if not report.skipped:
+                return Extracted(outcome="extracted", report=report, turns=len(turns))
+        return Extracted(outcome="empty", why="consolidated by another worker meanwhile")
 
     def merges(self, user_id: str, include_pending: bool = False, include_merged: bool = False
                ) -> list[MergeRecord]:

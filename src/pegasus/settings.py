@@ -168,6 +168,10 @@ class Settings(BaseSettings):
     # ... and only those whose cosine with the message reaches this: "thanks!" or "the and of"
     # are near nothing, and must bring nothing.
     meaning_floor: float = 0.25
+    # Passages of recorded turns not consolidated yet asked per recall, by the message's words
+    # and again by its meaning (design §7.11); 0 asks none (a turn is then recalled once it is
+    # extracted).
+    passage_candidates: int = Field(default=12, ge=0)
     # Snippets said on each day, week or month the message names ("on December 4, 2023", "in
     # May 2023", "yesterday"), nearest to its meaning first; 0 asks none (decisions.md,
     # "Memories said when the message says").
@@ -244,7 +248,12 @@ class Settings(BaseSettings):
     # past it, or when memory fails, the request goes on without memory (X-Pegasus-Memory).
     proxy_memory_budget_s: float = Field(default=1.5, gt=0)
     idle_close_s: float = 1800.0  # a recorded conversation closes after this long unused
-    idle_sweep_s: float = 60.0
+    idle_sweep_s: float = Field(default=15.0, gt=0)
+    # In-session consolidation (design §9, "Consolidated during the session"): a recorded
+    # conversation's new user turns are extracted once it has been quiet this long, or once
+    # this many user turns are waiting, while it stays open; 0 turns the trigger off.
+    consolidate_after_s: float = Field(default=75.0, ge=0)
+    consolidate_every_turns: int = Field(default=12, ge=0)
     # A close that fails (the LLM away, a timeout) is tried again after close_retry_s, then
     # twice as long each time; after close_max_attempts the conversation is marked `failed`.
     close_retry_s: float = 30.0
@@ -283,6 +292,15 @@ class Settings(BaseSettings):
     # would answer is refused; a whole 2 M-character transcript is at most 12 MB of JSON.
     max_request_bytes: int = Field(default=64 * 2**20, ge=1)
     max_batch_relations: int = 20_000
+
+    @field_validator("upstream_base_url", "anthropic_upstream_base_url", "llm_base_url")
+    @classmethod
+    def _a_url_with_a_scheme(cls, value: str | None) -> str | None:
+        # "localhost:11434/v1" starts fine and fails every chat with a 502: refused at start.
+        if value is not None and value.strip() and not value.strip().lower().startswith(
+                ("http://", "https://")):
+            raise ValueError("must be an http:// or https:// URL, e.g. http://localhost:11434/v1")
+        return value.strip() if value is not None else None
 
     @field_validator("decay_lambdas")
     @classmethod

@@ -32,16 +32,21 @@ def user_key(user_id: str) -> str:
     return "u" + hashlib.sha256(user_id.encode("utf-8")).hexdigest()[:32]
 
 
-def keyword_query(user_id: str, words: list[str]) -> str | None:
-    """A Lucene query for any of `words` in one user's snippets; None when no word is usable.
+def keyword_query(user_id: str, words: list[str], leave_out: str | None = None
+                  ) -> str | None:
+    """A Lucene query for any of `words` in one user's snippets (or passages); None when no
+    word is usable. `leave_out`: a conversation token (passages.conversation_key) whose
+    passages the query must not find.
 
     Words are reduced to [a-z0-9] terms, so no Lucene syntax can come from the message, and to
-    at most MAX_QUERY_TERMS of them (`head_and_tail`), so no message is too long for Lucene."""
+    at most MAX_QUERY_TERMS of them (`head_and_tail`), so no message is too long for Lucene.
+    The tokens are hex digests: no syntax there either."""
     terms = head_and_tail(list(dict.fromkeys(t for w in words for t in _TERM.findall(w.lower())
                                     if len(t) > 1)), MAX_QUERY_TERMS)
     if not terms:
         return None
-    return f"+user_key:{user_key(user_id)} +text:({' '.join(terms)})"
+    without = f" -conversation_key:{leave_out}" if leave_out else ""
+    return f"+user_key:{user_key(user_id)}{without} +text:({' '.join(terms)})"
 
 
 def write_snippets(tx: ManagedTransaction, embedder: Embedder, user_id: str,

@@ -58,6 +58,9 @@ class finish(BaseModel):  # noqa: N801
 TOOLS = {t.__name__: t for t in (record_entity, record_relation, record_conversation,
                                  record_forget, finish)}
 MAX_ROUNDS = 40
+# What an in-session extraction is shown of the conversation's turns already consolidated: the
+# last this many characters (enough to resolve a pronoun; the cost stays near a close's).
+EARLIER_CHARS = 1200
 
 
 def is_transient(exc: BaseException) -> bool:
@@ -151,12 +154,19 @@ class Extractor:
         raise AssertionError("unreachable")
 
     def run(self, turns: list[dict[str, str]], staging: Staging, context: str,
-            with_assistant: bool = False) -> tuple[ExtractionBatch, list[str]]:
-        """Extract into `staging`; the staged batch and notes on refused calls."""
+            with_assistant: bool = False, earlier: list[dict[str, str]] | None = None,
+            ) -> tuple[ExtractionBatch, list[str]]:
+        """Extract into `staging`; the staged batch and notes on refused calls. `earlier`: the
+        turns of the same conversation already consolidated (an in-session extraction reads
+        the new turns only; the last of these are shown so that "she" or "there" resolve)."""
         staged = staging.load()
         notes: list[str] = []
-        human = ("TRANSCRIPT\n" + transcript_block(turns, with_assistant)
-                 + "\n\nKNOWN MEMORY\n" + (context or "(nothing relevant yet)"))
+        human = "TRANSCRIPT\n" + transcript_block(turns, with_assistant)
+        if earlier:
+            before = transcript_block(earlier, with_assistant)[-EARLIER_CHARS:]
+            human = ("EARLIER IN THIS CONVERSATION (already remembered: record only what the "
+                     "TRANSCRIPT below adds)\n" + before + "\n\n" + human)
+        human += "\n\nKNOWN MEMORY\n" + (context or "(nothing relevant yet)")
         if staged:
             human += ("\n\nALREADY RECORDED (an earlier run was cut off; do not repeat these, "
                       "continue from here)\n" + "\n".join(json.dumps(i) for i in staged))

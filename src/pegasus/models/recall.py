@@ -22,13 +22,18 @@ class FiredNode(BaseModel):
 
 
 class ShownSnippet(BaseModel):
-    """A quoted memory: the user's words, when they were said, and (history) when it ended."""
+    """A quoted memory: the user's words, when they were said, and (history) when it ended; or
+    the words of a recorded turn not consolidated yet (`pending`: no memory edge holds them
+    yet, design §7.11), with its passage's and its conversation's ids."""
 
     text: str
     edge_id: str
     said_at: datetime | None = None
     until: datetime | None = None
     score: float = 0.0
+    pending: bool = False
+    passage_id: str | None = None
+    conversation_id: str | None = None
 
     @property
     def line(self) -> str:

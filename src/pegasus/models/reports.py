@@ -42,6 +42,27 @@ class CommitReport(BaseModel):
     notes: list[str] = Field(default_factory=list)
 
 
+class Recorded(BaseModel):
+    """What recording turns did: the transcript's size, the turns recorded now (a resent one is
+    not), whether the conversation is new, and its user turns not consolidated yet."""
+
+    turns: int
+    recorded: int = 0
+    created: bool = False
+    pending: int = 0
+
+
+class Extracted(BaseModel):
+    """What extracting a conversation's turns not consolidated yet did: `extracted` (with the
+    commit's report), `empty` (no user turn left to extract), or `awaiting` (no model can:
+    `why`); `turns`: how many of its turns are consolidated now."""
+
+    outcome: Literal["extracted", "empty", "awaiting"]
+    report: CommitReport | None = None
+    why: str = ""
+    turns: int = 0
+
+
 class DecayReport(BaseModel):
     at: datetime
     edges: int = 0

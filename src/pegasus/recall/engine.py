@@ -21,6 +21,7 @@ from pegasus.recall.rank import Candidate, Weights, choose, graph_scores, score
 from pegasus.recall.read_log import Read, ReadLogWriter, read_log_entry, write_reads
 from pegasus.recall.seeds import KeySet, Seeds, select_seeds, strongest
 from pegasus.settings import Settings
+from pegasus.passages import conversation_key
 from pegasus.snippets import keyword_query
 from pegasus.store import Store, run_values
 from pegasus.text import content_words, head_and_tail
@@ -98,6 +99,26 @@ class Asked:
     partition: Partition
     depth: int
     rows: dict[int, list[dict[str, Any]]]
+    passages: list[dict[str, Any]] = field(default_factory=list)
+
+
+# A seed search that asks for no passages.
+NO_PASSAGES: dict[str, Any] = {"passage_query": None, "meaning": None, "exclude": None,
+                               "passage_limit": 0, "passage_scan": 0, "meaning_floor": 1.0}
+
+
+def passage_candidates(rows: list[dict[str, Any]], spans: list[Span] | None) -> list[Candidate]:
+    """The passages a seed search found as candidates: quoted like a memory's words, with no
+    graph signal (no ends), marked pending (their turn is not consolidated yet)."""
+    found = []
+    for r in rows:
+        said = instant(r["said_at"])
+        found.append(Candidate(
+            id=r["id"], source_id="", source="", label="", target_id="", target="",
+            snippet=r["text"], said_at=said, text_score=r["text_score"] or 0.0,
+            dense=r["dense"] or 0.0, pending=r["conversation_id"],
+            when=float(any(span.holds(said) for span in spans or []))))
+    return found
 
 
 # The words a recall searches before it knows the user's names: the `words` it keeps, and this
@@ -119,6 +140,9 @@ class RecallParams:
     expand_threshold: float
     chars: int  # what is read of a message: its first and last chars // 2 characters
     words: int  # the content words seeded on and searched for: the first and last words // 2
+    # Whether the passages of recorded turns compete (a recall: yes; the extractor's write-time
+    # context: no, it is told what is remembered, not what was said elsewhere).
+    passages: bool = True
 
     @classmethod
     def for_recall(cls, s: Settings) -> RecallParams:
@@ -132,7 +156,7 @@ class RecallParams:
         return cls(s.write_context_seed_threshold, s.write_context_fire_threshold,
                    s.write_context_budget, forward, s.write_context_budget - forward,
                    s.write_context_budget_words, s.write_context_fire_threshold,
-                   s.write_context_chars, s.write_context_words)
+                   s.write_context_chars, s.write_context_words, passages=False)
 
 
 class RecallEngine:
@@ -200,7 +224,7 @@ class RecallEngine:
             if not asks:
                 break
             for n, ask in sorted(asks.items()):
-                answered, rows = self._ask(user_id, centred, ask, n, query)
+                answered, rows, _ = self._ask(user_id, centred, ask, n, query)
                 partition = partition or answered
                 found.update(rows)
                 depth_of.update(dict.fromkeys(ask, n))
@@ -239,23 +263,28 @@ class RecallEngine:
 
     @staticmethod
     def _ask(user_id: str, centred: np.ndarray, ask: list[int], n: int, query: Query,
-             ) -> tuple[Partition, dict[int, list[dict[str, Any]]]]:
+             passages: dict[str, Any] | None = None,
+             ) -> tuple[Partition, dict[int, list[dict[str, Any]]], list[dict[str, Any]]]:
         """One read/seed_keys statement: the `n` nearest keys of each word in `ask` (indexes
-        into `centred`), best first, and the partition."""
+        into `centred`), best first, the partition, and (`passages`: the search's words and
+        meaning, else none) the passages of recorded turns they find."""
         answer = query("read/seed_keys", user_id=user_id, n=n,
                        search={"words": [{"word": i, "vector": query_vector(centred[i])}
-                                         for i in ask]})
+                                         for i in ask], **(passages or NO_PASSAGES)})
         rows: dict[int, list[dict[str, Any]]] = {i: [] for i in ask}
         for row in answer[0]["keys"] if answer else []:
             rows[row["word"]].append(row)
-        return partition_of(answer), rows
+        return partition_of(answer), rows, answer[0]["passages"] if answer else []
 
-    def first_search(self, user_id: str, centred: np.ndarray, query: Query) -> Asked:
+    def first_search(self, user_id: str, centred: np.ndarray, query: Query,
+                     passages: dict[str, Any] | None = None) -> Asked:
         """The first round of `search_keys` alone, before the words are known for sure: the
-        partition comes with it (read/seed_keys), so a recall reads in two statements."""
+        partition comes with it (read/seed_keys), and the passages `passages` asks for, so a
+        recall reads in two statements."""
         depth = self._start_depth(user_id)
-        partition, rows = self._ask(user_id, centred, list(range(len(centred))), depth, query)
-        return Asked(partition, depth, rows)
+        partition, rows, found = self._ask(user_id, centred, list(range(len(centred))), depth,
+                                           query, passages)
+        return Asked(partition, depth, rows, found)
 
     def exact_keys(self, user_id: str) -> KeySet:
         """All of a user's keys with their raw embeddings: the oracle the index search is
@@ -365,14 +394,27 @@ class RecallEngine:
         return self.embedder.embed([text])[0]
 
     def explain(self, user_id: str, text: str, now: datetime,
-                params: RecallParams | None = None) -> Explained:
+                params: RecallParams | None = None, exclude: str | None = None) -> Explained:
         """The whole recall without the read log, its reads in one read transaction (one
-        begin and commit instead of one per query; design §7, "Round trips")."""
+        begin and commit instead of one per query; design §7, "Round trips"). `exclude`: the
+        conversation asking, whose own recorded turns are never quoted back to it."""
         return self.store.read(lambda tx: self._explain(partial(run_values, tx), user_id, text, now,
-                                                        params))
+                                                        params, exclude))
+
+    def _passage_search(self, user_id: str, words: list[str], meaning: np.ndarray,
+                        exclude: str | None) -> dict[str, Any]:
+        """What the first seed search asks of the passages of recorded turns (design §7.11)."""
+        s = self.settings
+        return {
+            "passage_query": keyword_query(
+                user_id, words, conversation_key(user_id, exclude) if exclude else None),
+            "meaning": query_vector(meaning) if meaning.any() else None,
+            "exclude": exclude, "passage_limit": s.passage_candidates,
+            "passage_scan": 4 * s.passage_candidates, "meaning_floor": s.meaning_floor,
+        }
 
     def _explain(self, query: Query, user_id: str, text: str, now: datetime,
-                 params: RecallParams | None) -> Explained:
+                 params: RecallParams | None, exclude: str | None = None) -> Explained:
         s = self.settings
         params = params or RecallParams.for_recall(s)
         text = head_and_tail(text, params.chars)  # a huge message costs what its ends cost (#35)
@@ -380,44 +422,53 @@ class RecallEngine:
         # statements"): it searches the words the recall keeps and NAME_WORDS_SPARE more at
         # each end; the user's own names are dropped after, and the kept words are exactly
         # those a search after reading the partition would keep (dropping names before the cut
-        # matters: 3 of 474 dev-set blocks moved when names were dropped after it).
+        # matters: 3 of 474 dev-set blocks moved when names were dropped after it). It finds
+        # the passages of recorded turns too, by the same words and the message's meaning.
         every = content_words(text)
         guess = head_and_tail(every, params.words + 2 * NAME_WORDS_SPARE)
         mean, _ = load_centre(self.embedder.model_name, self.embedder.dimensions)
-        first = self.first_search(user_id, centre(self.embedder.embed(guess), mean), query)
+        guessed = self.embedder.embed(guess)
+        search = (self._passage_search(user_id, guess, self.message_vector(text, guessed), exclude)
+                  if params.passages and s.passage_candidates else None)
+        first = self.first_search(user_id, centre(guessed, mean), query, search)
         partition = first.partition
         words = head_and_tail([w for w in every if not names_user(w, partition)], params.words)
-        if not partition.key_count:
+        if not partition.key_count and not first.passages:
             return Explained(words, Seeds({}, {}, []), [], [], [], Recall())
+        named = dates_named(text, now)  # dateparser once, for the history and the days
+        spans = spans_named(text, now, timedelta(days=s.when_told_within_days), named)
+        pending = passage_candidates(first.passages, spans)
         vectors = self.embedder.embed(words)  # the word cache holds them (a copy each)
         self_id = partition.self_id
         seeds = Seeds({}, {}, [])
-        if words:  # a message of only the user's names searches nothing
+        if words and partition.key_count:  # a message of only the user's names searches nothing
             at = {w: i for i, w in reversed(list(enumerate(guess)))}
             asked = Asked(partition, first.depth,
                           {j: first.rows[at[w]] for j, w in enumerate(words) if w in at})
             _, keys, scores = self.search_keys(user_id, centre(vectors, mean),
                                                params.seed_threshold, query, asked)
             seeds = self.select(words, keys, scores, partition, params.seed_threshold)
-        text_query = keyword_query(user_id, words)
-        if seeds.empty and text_query is None:
+        text_query = keyword_query(user_id, words) if partition.key_count else None
+        if seeds.empty and text_query is None and not pending:
             return Explained(words, seeds, [], [], [], Recall())
-        named = dates_named(text, now)  # dateparser once, for the history and the days
-        reached, crossed, found = self.walk(
-            user_id, seeds, now, self_id, self.message_vector(text, vectors), text_query,
-            asks_about_past(text, now, named), params.expand_threshold, s.expand_nodes,
-            s.co_episode_bonus, query,
-            spans_named(text, now, timedelta(days=s.when_told_within_days), named))
+        reached: list[Reached] = []
+        crossed: list[str] = []
+        found: list[Candidate] = []
+        if not seeds.empty or text_query is not None:
+            reached, crossed, found = self.walk(
+                user_id, seeds, now, self_id, self.message_vector(text, vectors), text_query,
+                asks_about_past(text, now, named), params.expand_threshold, s.expand_nodes,
+                s.co_episode_bonus, query, spans)
         others = [n for n in reached if n.id != self_id]
         fired = fire(others, params.fire_threshold, params.total, params.forward_slots,
                      params.reverse_slots)
         graph_scores(found, {n.id: n.score for n in reached}, self_id, seeds.labels)
-        ranked = score(found, Weights(s.rank_keywords, s.rank_meaning, s.rank_graph,
-                                      s.rank_fusion, s.rrf_k, s.rank_when, s.rank_coverage,
-                                      tuple(words)))
+        ranked = score([*found, *pending],
+                       Weights(s.rank_keywords, s.rank_meaning, s.rank_graph, s.rank_fusion,
+                               s.rrf_k, s.rank_when, s.rank_coverage, tuple(words)))
         ends = {n.id for n in fired} | ({self_id} if self_id else set())
-        between = {c.id for c in ranked if c.source_id in ends and c.target_id in ends
-                   and (c.source_id != self_id or c.target_id != self_id)}
+        between = {c.id for c in ranked if not c.pending and c.source_id in ends
+                   and c.target_id in ends and (c.source_id != self_id or c.target_id != self_id)}
         quoted, relations = choose(ranked, params.budget_words, s.rank_floor, between,
                                    s.max_memory_lines)
         used = [*relations, *quoted]
@@ -427,9 +478,11 @@ class RecallEngine:
             snippets=[c.shown() for c in quoted],
             nodes=[FiredNode(entity_id=n.id, name=n.name, kind=n.kind, score=n.score,
                              direction=n.direction, hop=n.hop) for n in fired],
-            edge_ids=[c.id for c in used],
+            edge_ids=[c.id for c in used if not c.pending],
         )
-        shown = [{"id": c.id, "source_id": c.source_id, "target_id": c.target_id} for c in used]
+        # A passage is no memory edge: nothing of it is logged to be reinforced.
+        shown = [{"id": c.id, "source_id": c.source_id, "target_id": c.target_id}
+                 for c in used if not c.pending]
         return Explained(words, seeds, reached, fired, crossed, recall, shown, ranked)
 
     def log_read(self, user_id: str, conversation_id: str, explained: Explained,

@@ -27,7 +27,8 @@ from pegasus.text import content_words, fold
 
 @dataclass
 class Candidate:
-    """A memory edge that may be shown, with the raw parts of its relevance."""
+    """A memory edge (or a passage of a recorded turn) that may be shown, with the raw parts of
+    its relevance."""
 
     id: str
     source_id: str
@@ -44,8 +45,14 @@ class Candidate:
     graph: float = 0.0
     when: float = 0.0  # 1 when said on a day the message names
     score: float = 0.0
+    # A passage of a recorded turn not consolidated yet (design §7.11): its conversation's id.
+    pending: str | None = None
 
     def shown(self) -> ShownSnippet:
+        if self.pending is not None:
+            return ShownSnippet(text=self.snippet, edge_id="", passage_id=self.id,
+                                conversation_id=self.pending, pending=True,
+                                said_at=self.said_at, score=round(self.score, 6))
         return ShownSnippet(text=self.snippet, edge_id=self.id, said_at=self.said_at,
                             until=self.until, score=round(self.score, 6))
 

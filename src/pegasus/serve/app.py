@@ -20,6 +20,7 @@ import httpx
 from fastapi import FastAPI
 from starlette.concurrency import run_in_threadpool
 
+from pegasus.llm import first_listed_model
 from pegasus.memory import Memory
 from pegasus.serve import anthropic, background, health, memory_api, ownership_api, page, proxy
 from pegasus.serve import responses as responses_api
@@ -57,6 +58,26 @@ def _upstreams(settings: Settings, given: httpx.AsyncClient | None
     )
 
 
+async def _default_model(memory: Memory, client: httpx.AsyncClient | None,
+                         anthropic_client: httpx.AsyncClient | None) -> None:
+    """What extracts a conversation recorded without the proxy for a user who never used the
+    proxy, when no model is fixed: the upstream's first listed model (design §8)."""
+    source = memory.extraction
+    if not source.on or source.model or source.via not in ("upstream", "anthropic"):
+        return
+    upstream, path = ((client, "models") if source.via == "upstream" and client is not None
+                      else (anthropic_client, "v1/models"))
+    if upstream is None:
+        return
+    try:
+        answer = await upstream.get(path, timeout=10,
+                                    headers={"anthropic-version": "2023-06-01"})
+        if answer.status_code == 200:
+            memory.default_model = first_listed_model(answer.json())
+    except (httpx.HTTPError, ValueError) as exc:
+        log.warning("the upstream's model list could not be read: %s", kind_of(exc))
+
+
 @contextlib.asynccontextmanager
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     """Open the upstream clients, probe Neo4j, start the background loops; at shutdown run
@@ -68,6 +89,8 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     app.state.upstream = client
     app.state.anthropic_upstream = anthropic_client
     await app.state.health.check()  # the first answer of /readyz is already known
+    await _default_model(memory, client, anthropic_client)
+    log.info("hook conversations: %s", memory.hooks_extraction())
     if not app.state.health.neo4j_down:
         try:  # planned now, recall's queries do not cost the first request its memory
             await run_in_threadpool(memory.warm, app.state.keys.users)

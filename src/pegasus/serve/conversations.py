@@ -1,10 +1,15 @@
 """Recorded conversations (the proxy's and the Opencode plugin's): which one a request
 belongs to, its turns, and closing it.
 
-Every turn is in the graph as soon as it happens. A close is accepted at once and marked
-`closing` in the graph; one background worker extracts the recorded transcript (when an LLM is
-configured) and applies the read reinforcement, so no reply ever waits for it; with no LLM, the
-conversation closes awaiting extraction, and the backlog is extracted once one is configured. A failed attempt
+Every turn is in the graph as soon as it happens, and its user turns are recallable from the
+user's other conversations at once (design §7.11). While a conversation stays open, its new user
+turns are consolidated (extracted and committed) once it has been quiet for consolidate_after_s,
+once consolidate_every_turns of them wait, or once the user opens another conversation (design
+§9, "Consolidated during the session"). A close is accepted at once and marked
+`closing` in the graph; one background worker extracts what is left of the recorded transcript
+(when an LLM is configured) and applies the read reinforcement, so no reply ever waits for it;
+with no LLM, the conversation closes awaiting extraction, and the backlog is extracted once one
+is configured. A failed attempt
 is tried again after close_retry_s, doubling, up to close_max_attempts; a server that restarts
 finds the `closing` conversations in the graph and goes on with them. At shutdown the worker
 gets a grace period: a close still running after it is released (its lease cleared) for another
@@ -19,6 +24,7 @@ import json
 import logging
 import queue
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
@@ -28,7 +34,8 @@ from typing import Any
 from pegasus.clock import aware
 from pegasus.errors import PegasusError
 from pegasus.memory import Memory
-from pegasus.serve.observe import kind_of
+from pegasus.models.reports import CommitReport
+from pegasus.serve.observe import cause_of, kind_of
 
 log = logging.getLogger("pegasus.serve")
 MAX_CONTINUATIONS = 100
@@ -67,6 +74,10 @@ class Conversations:
         self.metrics = None  # set by the application: closes are counted by outcome
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._closing: set[tuple[str, str]] = set()
+        self._consolidating: set[tuple[str, str]] = set()
+        # After a failed in-session extraction, when the conversation may be tried again
+        # (monotonic seconds): the sweep would otherwise ask a failing LLM every idle_sweep_s.
+        self._retry_at: dict[tuple[str, str], float] = {}
         self._running: tuple[str, str] | None = None
         self._stopping = threading.Event()
         self.holder = uuid.uuid4().hex  # this server's name on the close leases it holds
@@ -127,10 +138,70 @@ class Conversations:
     def record(self, user_id: str, conversation_id: str, turns: list[dict[str, Any]],
                now: datetime, source: str = "proxy", model: str | None = None) -> int:
         """Append turns to the conversation's transcript; the number of turns it now holds.
-        `model`: the model the client asked for (the proxy's requests name it)."""
+        `model`: the model the client asked for (the proxy's requests name it). A new
+        conversation starts the consolidation of the user's paused ones; a conversation with
+        consolidate_every_turns user turns waiting is consolidated now."""
         if not turns:
             return len(self._state(user_id, conversation_id)["turns"])
-        return self.memory.record_turns(user_id, conversation_id, turns, now, source, model)
+        recorded = self.memory.record(user_id, conversation_id, turns, now, source, model)
+        settings = self.memory.settings
+        if self.memory.has_llm and not self._stopping.is_set():
+            if recorded.created:
+                for paused in self.memory.paused_conversations(user_id, now, conversation_id):
+                    self.consolidate(user_id, paused)
+            every = settings.consolidate_every_turns
+            if every and recorded.pending >= every:
+                self.consolidate(user_id, conversation_id)
+        return recorded.turns
+
+    def consolidate(self, user_id: str, conversation_id: str) -> Future | None:
+        """Extract an open conversation's user turns not consolidated yet, in the worker; None
+        when it is already queued, closing, or waiting after a failure."""
+        key = (user_id, conversation_id)
+        with self._lock:
+            if (key in self._consolidating or key in self._closing
+                    or self._retry_at.get(key, 0.0) > time.monotonic()):
+                return None
+            self._consolidating.add(key)
+        return self._enqueue(self._consolidate, user_id, conversation_id)
+
+    def _consolidate(self, user_id: str, conversation_id: str) -> dict[str, Any]:
+        key = (user_id, conversation_id)
+        try:
+            if self._stopping.is_set():
+                return {"outcome": "skipped"}
+            state = self._state(user_id, conversation_id)
+            if state["status"] != "open":  # its close extracts what is left
+                return {"outcome": "skipped"}
+            extracted = self.memory.extract_turns(user_id, conversation_id)
+        except Exception as exc:
+            delay = self.memory.settings.close_retry_s
+            with self._lock:
+                self._retry_at[key] = time.monotonic() + delay
+            # By kind: its message may quote the user's words (docs/privacy.md, "Logs").
+            log.warning("consolidating an open conversation failed, tried again in %.0f s or "
+                        "at its close: %s", delay, cause_of(exc))
+            self._count_consolidation("failed")
+            return {"outcome": "failed"}
+        finally:
+            with self._lock:
+                self._consolidating.discard(key)
+        if extracted.outcome == "awaiting":
+            with self._lock:  # no model for it now: asked again after a while, or at close
+                self._retry_at[key] = time.monotonic() + self.memory.settings.close_retry_s * 20
+        with self._lock:
+            if extracted.outcome != "awaiting":
+                self._retry_at.pop(key, None)
+        self._count_consolidation(extracted.outcome)
+        if extracted.outcome == "extracted" and extracted.report is not None:
+            if self.metrics is not None:
+                self.metrics.commits.inc()
+            log.info("consolidated an open conversation: %s", counts(extracted.report))
+        return {"outcome": extracted.outcome, "turns": extracted.turns}
+
+    def _count_consolidation(self, outcome: str) -> None:
+        if self.metrics is not None:
+            self.metrics.consolidations.labels(outcome).inc()
 
     def turns(self, user_id: str, conversation_id: str) -> list[dict[str, str]]:
         return [json.loads(t) for t in self._state(user_id, conversation_id)["turns"]]
@@ -169,34 +240,36 @@ class Conversations:
             with self._lock:
                 self._running = (user_id, conversation_id)
             with self._renewing(user_id, conversation_id):
-                state = self._state(user_id, conversation_id)
-                turns = [json.loads(t) for t in state["turns"]]
-                # A retry after the commit landed (the reinforcement failed) does not extract
-                # again: a second extraction could differ, and the commit would refuse it.
-                if not state["committed"] and any(t["role"] == "user" for t in turns):
-                    source = self.memory.extraction_for(state["model"])
-                    if source.on:
-                        report = self.memory.remember(user_id, conversation_id, turns, at=at,
-                                                      model=state["model"])
-                        if self.metrics is not None and not report.skipped:
-                            self.metrics.commits.inc()
-                        result["remembered"] = report.model_dump(mode="json",
-                                                                 exclude_defaults=True)
-                    else:
-                        result["awaiting_extraction"] = source.why
-                        if not state["awaiting_extraction"]:
-                            # Marked before the close lands: a crash in between retries the
-                            # close (counted `awaiting` again, logged once).
-                            self.memory.await_extraction(user_id, conversation_id, source.why,
-                                                         at)
-                            # Not which one: ids may hold the user's words (privacy.md, "Logs").
-                            log.warning("closed a conversation without extracting it, kept "
-                                        "awaiting extraction: %s", source.why)
+                # What in-session consolidation left: the turns since its last extraction (a
+                # retry after the commit landed finds none, and only reinforces).
+                extracted = self.memory.extract_turns(user_id, conversation_id, at)
+                if extracted.report is not None:
+                    if self.metrics is not None and not extracted.report.skipped:
+                        self.metrics.commits.inc()
+                    result["remembered"] = extracted.report.model_dump(mode="json",
+                                                                       exclude_defaults=True)
+                elif extracted.outcome == "awaiting":
+                    result["awaiting_extraction"] = extracted.why
+                    state = self._state(user_id, conversation_id)
+                    if not state["awaiting_extraction"]:
+                        # Marked before the close lands: a crash in between retries the
+                        # close (counted `awaiting` again, logged once).
+                        self.memory.await_extraction(user_id, conversation_id, extracted.why,
+                                                     at)
+                        # Not which one: ids may hold the user's words (privacy.md, "Logs").
+                        log.warning("closed a conversation without extracting it, kept "
+                                    "awaiting extraction: %s", extracted.why)
                 result["reinforced"] = self.memory.close_conversation(user_id, conversation_id,
                                                                       at=at)
             remembered = result["remembered"]
-            self._count("extracted" if remembered and not remembered.get("skipped")
-                        else "awaiting" if "awaiting_extraction" in result else "empty")
+            outcome = ("extracted" if remembered and not remembered.get("skipped")
+                       else "awaiting" if "awaiting_extraction" in result else "empty")
+            self._count(outcome)
+            # One line per outcome, counts only (docs/privacy.md, "Logs").
+            log.info("closed a conversation: %s, %d memories reinforced by its reads", outcome
+                     if remembered is None else counts(CommitReport.model_validate(
+                         {"user_id": user_id, "conversation_id": conversation_id,
+                          **remembered})), result["reinforced"])
             return result
         except Exception as exc:
             if not self._stopping.is_set():  # a close cut off by the shutdown is released
@@ -250,10 +323,10 @@ class Conversations:
         # the conversation keeps its error for `pegasus` to show its owner.
         if status == "failed":
             log.error("a close failed %d times, giving up (its turns stay recorded; close it "
-                      "again to retry): %s", attempts, kind_of(exc))
+                      "again to retry): %s", attempts, cause_of(exc))
         else:
             log.warning("a close failed (attempt %d of %d), next try in %.0f s: %s", attempts,
-                        settings.close_max_attempts, delay, kind_of(exc))
+                        settings.close_max_attempts, delay, cause_of(exc))
 
     def extract_backlog(self) -> Future:
         """Extract the conversations awaiting extraction, in the close worker (after the
@@ -273,9 +346,11 @@ class Conversations:
         return results
 
     def sweep(self, users: set[str], now: datetime, idle_s: float) -> list[Future]:
-        """Close every recorded conversation of these users unused for `idle_s` seconds, and
-        run every close whose next attempt is due (after a failure, or a restart)."""
+        """Close every recorded conversation of these users unused for `idle_s` seconds, run
+        every close whose next attempt is due (after a failure, or a restart), and consolidate
+        the open conversations quiet for consolidate_after_s (design §9)."""
         before = now - timedelta(seconds=idle_s)
+        quiet = self.memory.settings.consolidate_after_s
         futures = []
         for user_id in sorted(users):
             for conversation_id in self.memory.idle_conversations(user_id, before):
@@ -284,4 +359,19 @@ class Conversations:
                 future = self._submit(user_id, conversation_id, None)
                 if future is not None:
                     futures.append(future)
+            if quiet and self.memory.has_llm:
+                for conversation_id in self.memory.paused_conversations(
+                        user_id, now - timedelta(seconds=quiet)):
+                    future = self.consolidate(user_id, conversation_id)
+                    if future is not None:
+                        futures.append(future)
         return futures
+
+
+def counts(report: CommitReport) -> str:
+    """A commit's outcome in counts, never its words (docs/privacy.md, "Logs")."""
+    if report.skipped:
+        return "nothing new"
+    return (f"{len(report.created)} entities created, {len(report.edges_created)} memories "
+            f"created, {len(report.reinforced)} reinforced, {len(report.superseded)} "
+            f"superseded, {len(report.dropped)} dropped")

@@ -140,8 +140,9 @@ async def turns(body: TurnsRequest, user: User, request: Request) -> dict[str, A
             user, conversation_id,
             [t.model_dump(exclude_none=True) for t in body.turns], aware(body.at),
             source="client")
+        memory = request.app.state.memory
         return {"conversation_id": conversation_id, "turns": count,
-                "extraction": request.app.state.memory.extraction_for(None).describe()}
+                "extraction": memory.extraction_for(memory.model_of(user, None)).describe()}
 
     return await in_thread(request, record)
 

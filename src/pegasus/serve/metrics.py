@@ -59,6 +59,10 @@ class Metrics:
         self.closes = Counter("pegasus_closes", "Close attempts run by this server, by outcome "
                               "(extracted, awaiting, empty, failed, skipped)", ["outcome"],
                               registry=self.registry)
+        self.consolidations = Counter(
+            "pegasus_consolidations", "In-session extractions of open conversations run by "
+            "this server, by outcome (extracted, empty, awaiting, failed, skipped)", ["outcome"],
+            registry=self.registry)
         self.background_errors = Counter(
             "pegasus_background_errors", "Exceptions in this server's background work, by loop "
             "and exception class (the loop goes on)", ["loop", "kind"], registry=self.registry)
@@ -111,9 +115,11 @@ def readiness(memory: Any) -> dict[str, str]:
 
 
 def extraction_state(memory: Any) -> dict[str, str]:
-    """/readyz's word on extraction: "on: <model> via <where>" or "off: <why, what to set>".
+    """/readyz's word on extraction: "on: <model> via <where>" or "off: <why, what to set>",
+    for conversations held through the proxy and for those recorded without it (hooks).
     Off never makes the server unready: closes wait for an LLM and lose nothing."""
-    return {"extraction": memory.extraction.describe()}
+    return {"extraction": memory.extraction.describe(),
+            "hook_conversations": memory.hooks_extraction()}
 
 
 class Health:

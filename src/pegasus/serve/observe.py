@@ -41,6 +41,19 @@ def kind_of(exc: BaseException) -> str:
     return f"{type(exc).__name__}{where}"
 
 
+def cause_of(exc: BaseException) -> str:
+    """A failed extraction's cause for the log: a ConfigError's own message (it names settings
+    and addresses, never the user's words: pegasus.llm.llm_problem), else `kind_of`."""
+    from pegasus.errors import ConfigError
+
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, ConfigError):
+            return f"{type(seen).__name__}: {' '.join(str(seen).split())[:300]}"
+        seen = seen.__cause__
+    return kind_of(exc)
+
+
 def add_middleware(app: FastAPI) -> None:
     """Count, time and log every response (500s too), by method and route template."""
 

@@ -140,7 +140,8 @@ def _recall(request: Request, user: str, conversation_id: str, text: str,
     now = aware(None)
     with request.app.state.metrics.recall_seconds.time():
         # Recall reads a message's ends only (design §7.1): the rest need not cross threads.
-        explained = memory.explain(user, head_and_tail(text, memory.settings.recall_chars), now)
+        explained = memory.explain(user, head_and_tail(text, memory.settings.recall_chars), now,
+                                   conversation_id)
     if abandoned.is_set():
         return ""
     memory.log_read(user, conversation_id, explained, now)
@@ -315,9 +316,10 @@ async def models(user: User, request: Request) -> Response:
 
 
 @router.post("/v1/conversations/{conversation_id}/close", status_code=202,
-             response_model=CloseAccepted, responses=error_responses(401, 422, 503),
+             response_model=CloseAccepted, responses=error_responses(401, 404, 422, 503),
              summary="Close a recorded conversation: accepted at once, extracted and "
-                     "reinforced in the background (retried with backoff when that fails)")
+                     "reinforced in the background (retried with backoff when that fails); "
+                     "404 for a conversation never recorded")
 async def close_conversation(conversation_id: Annotated[str, Path(min_length=1, max_length=200,
                                                                  pattern=ID_PATTERN)],
                              user: User,
