@@ -11,7 +11,7 @@ import time
 import httpx
 
 from tests.serve.extracting_upstream import TAUGHT
-from tests.serve.test_proxy import KEY_A, memory_messages, proxy
+from tests.serve.test_proxy import KEY_A, memory_messages, proxy, two_users  # noqa: F401
 
 ASKED = "How is my sister's training going?"
 
@@ -50,7 +50,7 @@ def test_told_in_one_chat_is_in_the_next_chats_block_at_once(settings, two_users
             extra_headers={"X-Pegasus-Conversation": "chat-b"})
         assert len(stub.received) == before + 1
         assert memory_messages(stub.received[-1]) == []
-        assert memory.recall(bruno, TAUGHT).snippets == []
+        assert [s.text for s in memory.recall(bruno, TAUGHT).snippets] == [ASKED]  # their own
 
 
 def test_consolidated_while_the_conversation_is_open_then_once_at_its_close(
@@ -61,7 +61,8 @@ def test_consolidated_while_the_conversation_is_open_then_once_at_its_close(
         chat(client, "chat-a", f"Guess what: {TAUGHT}!")
         assert wait_for(lambda: sisters(memory, alice)), "formed during the session"
         state = memory.conversation_state(alice, "chat-a")
-        assert state["status"] == "open" and state["extracted_turns"] == 2
+        # the user's turn at least (the reply may be recorded after the sweep took it)
+        assert state["status"] == "open" and state["extracted_turns"] >= 1
         calls = len(stub.extractions)
         assert calls >= 1
         # the graph's memory took over: quoted once, not pending
