@@ -10,12 +10,14 @@ import json
 import re
 from datetime import UTC, datetime
 
+import httpx
 import pytest
 from fastapi.testclient import TestClient
 
 from pegasus import Memory
 from pegasus.serve.app import create_app
 from tests.helpers import rel
+from tests.serve.servers import serving
 from tests.serve.test_page import csrf_of
 from tests.unit.test_import_check import good
 
@@ -23,7 +25,6 @@ KEY, OTHER = "key-hostile-ids-1", "key-hostile-ids-2"
 # The ids of the file (test_import_check's good file): entities, a memory, merge records.
 HOSTILE = {"e1": "e/1 ?x=1#frag", "e2": "ü/../s%2Fa%zz x", "m1": "m/1?#%", "r1": "r/1#x",
            "r2": "../r2/forget"}
-SAME_SITE = {"Origin": "http://testserver", "Sec-Fetch-Site": "same-origin"}
 
 
 def hostile_file(path) -> None:
@@ -40,15 +41,18 @@ def hostile_file(path) -> None:
 
 @pytest.fixture
 def imported(settings, user_id, tmp_path):
+    """The hostile file imported through the page of a real server (uvicorn decodes a path
+    once, as every server does; Starlette's TestClient decodes it twice, so an id holding
+    "%2F" would not reach the route as sent)."""
     path = tmp_path / "hostile.jsonl"
     hostile_file(path)
     keys = {KEY: user_id, OTHER: f"{user_id}-other"}
     with Memory(settings.model_copy(update={"api_keys": keys})) as memory, \
-            TestClient(create_app(memory), base_url="http://testserver") as client:
+            serving(create_app(memory)) as base, httpx.Client(base_url=base) as client:
         answer = client.post("/sign-in", data={"key": KEY}, follow_redirects=False)
         assert answer.status_code == 303
         csrf = csrf_of(client.get("/memories").text)
-        done = client.post("/import", data={"csrf": csrf}, headers=SAME_SITE, files={
+        done = client.post("/import", data={"csrf": csrf}, files={
             "file": ("hostile.jsonl", path.read_bytes(), "application/x-ndjson")})
         assert done.status_code == 200, done.text
         yield client, memory, user_id, csrf
@@ -82,37 +86,33 @@ def test_a_hostile_id_is_managed_through_its_pages_forms(imported):
     actions = {a.rsplit("/", 1)[1]: a for a in links(sarah, "/entities/")
                if a.rsplit("/", 1)[1] in ("rename", "aliases", "merge", "forget")}
     assert set(actions) == {"rename", "aliases", "merge", "forget"}
-    renamed = client.post(actions["rename"], data={"csrf": csrf, "name": "Sara"},
-                          headers=SAME_SITE)
+    renamed = client.post(actions["rename"], data={"csrf": csrf, "name": "Sara"})
     assert renamed.status_code == 200 and memory.entity(user, HOSTILE["e2"]).name == "Sara"
     back = links(renamed.text, "/entities/")
     assert back and client.get(back[0]).status_code == 200  # "Back to this entity" opens
-    client.post(actions["aliases"], data={"csrf": csrf, "add": "SK"}, headers=SAME_SITE)
+    client.post(actions["aliases"], data={"csrf": csrf, "add": "SK"})
     assert "SK" in memory.entity(user, HOSTILE["e2"]).aliases
 
     memory_page = client.get("/memories/" + _encoded(HOSTILE["m1"])).text
     [retract] = [a for a in links(memory_page, "/memories/") if a.endswith("/retract")]
-    assert client.post(retract, data={"csrf": csrf}, headers=SAME_SITE).status_code == 200
+    assert client.post(retract, data={"csrf": csrf}).status_code == 200
     assert memory.memory(user, HOSTILE["m1"]).memory.state == "retracted"
 
     merges = client.get("/merges").text
     undo = [a for a in links(merges, "/merges/") if a.endswith("/undo")]
     assert "/merges/r%2F1%23x/undo" in undo
-    undone = client.post("/merges/r%2F1%23x/undo", data={"csrf": csrf}, headers=SAME_SITE)
+    undone = client.post("/merges/r%2F1%23x/undo", data={"csrf": csrf})
     assert undone.status_code == 200 and "The merge is undone" in undone.text
 
-    forgot = client.post(actions["forget"], data={"csrf": csrf, "confirm": "yes"},
-                         headers=SAME_SITE)
+    forgot = client.post(actions["forget"], data={"csrf": csrf, "confirm": "yes"})
     assert forgot.status_code == 200 and "The entity is forgotten" in forgot.text
     assert memory.memories(user, about="Sara") == []
-    [forget_memory] = [a for a in links(client.get("/memories").text, "/memories/")
-                       if a.endswith("/forget")] or [None]
-    assert forget_memory is None  # its memory went with it
+    assert client.get("/entities/" + _encoded(HOSTILE["e2"])).status_code == 404
 
 
 def test_a_hostile_id_of_another_user_is_not_found(imported):
     client, memory, user, _ = imported
-    other = TestClient(client.app)
+    other = httpx.Client(base_url=str(client.base_url))
     assert other.post("/sign-in", data={"key": OTHER}, follow_redirects=False).status_code == 303
     for href in ["/entities/" + _encoded(HOSTILE["e2"]), "/memories/" + _encoded(HOSTILE["m1"])]:
         assert other.get(href).status_code == 404

@@ -70,7 +70,6 @@ STATE_WORDS = {"current": "active", "dormant": "faded", "superseded": "supersede
 STATIC = {"page.css": "text/css; charset=utf-8", "page.js": "text/javascript; charset=utf-8"}
 
 
-
 class Exact(str):
     """A value a form sends back as it is (an alias to remove, a name to edit): not marked."""
 

@@ -59,6 +59,9 @@ MAX_DEPTH = 6  # the deepest a line of the format nests (a merge record's instan
 STAGING = "import-staging:"
 LEASE_S = 600  # a staging partition idle this long belongs to a dead import, on any host
 HOLDER = f"{socket.gethostname()}:{os.getpid()}"
+# The stagings this process is writing now. One of this process's that is not here died with
+# its import: Neo4j was lost midway, so erasing it on the way out failed too (#47).
+_WRITING: set[str] = set()
 
 # What the importer needs from its caller: erase a whole partition (the staging of a failed
 # import), given the store-level `forget_everything` of ownership/forget.py.
@@ -325,10 +328,12 @@ def _merge_record_row(record: MergeRecordRecord, user_id: str) -> dict[str, Any]
 # --- staging, swap, sweep -----------------------------------------------------------------
 
 
-def _alive(holder: str | None, idle_s: int | None) -> bool:
+def _alive(holder: str | None, idle_s: int | None, staging: str | None = None) -> bool:
     """Whether the import holding a staging partition may still be running."""
     host, _, pid = (holder or "").rpartition(":")
     if host == socket.gethostname() and pid.isdigit():
+        if int(pid) == os.getpid():
+            return staging in _WRITING
         try:
             os.kill(int(pid), 0)
         except ProcessLookupError:
@@ -341,7 +346,7 @@ def _alive(holder: str | None, idle_s: int | None) -> bool:
 def sweep(store: Store, erase: Erase) -> int:
     """Remove the staging partitions of imports that died; how many."""
     dead = [r["staging_id"] for r in store.query("transfer/stagings")
-            if not _alive(r["holder"], r["idle_s"])]
+            if not _alive(r["holder"], r["idle_s"], r["staging_id"])]
     for staging in dead:
         erase(staging)
     return len(dead)
@@ -468,9 +473,10 @@ def import_file(store: Store, embedder: Embedder, erase: Erase, user_id: str, pa
         _refuse_held(user_id, state["holds"], state["erasing_since"])
     report = ImportReport(user_id=user_id, source_user_id=header.user_id, replaced=replace)
     staging = staging_id()
-    store.execute("transfer/begin_import", staging_id=staging, user_id=user_id, holder=HOLDER,
-                  now=now)
+    _WRITING.add(staging)
     try:
+        store.execute("transfer/begin_import", staging_id=staging, user_id=user_id,
+                      holder=HOLDER, now=now)
         _Writer(store, embedder, staging, now, report).write(path)
         _swap(store, user_id, staging, now, replace)
     except BaseException as exc:
@@ -482,4 +488,6 @@ def import_file(store: Store, embedder: Embedder, erase: Erase, user_id: str, pa
             raise InvalidExportError(f"the import failed while writing ({exc.code}); nothing "
                                      "was imported") from exc
         raise
+    finally:
+        _WRITING.discard(staging)
     return report
