@@ -148,7 +148,7 @@ def test_an_export_that_fails_midway_breaks_the_transfer_and_the_file_is_refused
     with served(settings, user_id) as memory:
         memory.commit(user_id, "c1", WORK, at=T1)
         app = create_app(memory)
-        with serving(app) as base, httpx.Client(base_url=base, headers=AUTH) as http:
+        with serving(app) as base, httpx.Client(base_url=base, headers=AUTH, timeout=300) as http:
             whole = http.get(route) if route.startswith("/v1") else None
             if route == "/export":
                 sign_in(http)

@@ -48,7 +48,7 @@ def imported(settings, user_id, tmp_path):
     hostile_file(path)
     keys = {KEY: user_id, OTHER: f"{user_id}-other"}
     with Memory(settings.model_copy(update={"api_keys": keys})) as memory, \
-            serving(create_app(memory)) as base, httpx.Client(base_url=base) as client:
+            serving(create_app(memory)) as base, httpx.Client(base_url=base, timeout=300) as client:
         answer = client.post("/sign-in", data={"key": KEY}, follow_redirects=False)
         assert answer.status_code == 303
         csrf = csrf_of(client.get("/memories").text)
@@ -112,7 +112,7 @@ def test_a_hostile_id_is_managed_through_its_pages_forms(imported):
 
 def test_a_hostile_id_of_another_user_is_not_found(imported):
     client, memory, user, _ = imported
-    other = httpx.Client(base_url=str(client.base_url))
+    other = httpx.Client(base_url=str(client.base_url), timeout=300)
     assert other.post("/sign-in", data={"key": OTHER}, follow_redirects=False).status_code == 303
     for href in ["/entities/" + _encoded(HOSTILE["e2"]), "/memories/" + _encoded(HOSTILE["m1"])]:
         assert other.get(href).status_code == 404
