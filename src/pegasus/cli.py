@@ -481,18 +481,28 @@ def export_memory(
     at: AtOption = None,
 ) -> None:
     """Export a user's memory as JSON Lines (format v1; docs/design.md §11)."""
+    # Written beside the output and renamed over it once whole: an export that fails midway
+    # leaves no file under the name asked for (stdout gets the lines so far, no end line).
+    partial = output.with_name(output.name + ".partial") if output else None
+
     def write(mem) -> int:
         lines = 0
-        with (output.open("w", encoding="utf-8") if output else contextlib.nullcontext(
+        with (partial.open("w", encoding="utf-8") if partial else contextlib.nullcontext(
                 sys.stdout)) as out:
             for line in mem.export(user, with_turns, parse_at(at)):
                 out.write(line)
                 lines += 1
         return lines
 
-    lines = _with_memory(write)
-    if output:
-        typer.echo(f"exported {lines - 1} records of {user} to {output}", err=True)
+    try:
+        lines = _with_memory(write)
+    except BaseException:  # the error was said (exit 2); its part holds words and is no file
+        if partial:
+            partial.unlink(missing_ok=True)
+        raise
+    if output and partial:
+        partial.replace(output)
+        typer.echo(f"exported {lines - 2} records of {user} to {output}", err=True)
 
 
 @app.command("import")

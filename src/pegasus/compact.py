@@ -169,6 +169,13 @@ def compact(server: LocalNeo4j, say: Callable[[str], None] = lambda _: None) -> 
             nodes, relationships = copy_graph(source, target)
             say(f"copied {nodes:,} nodes and {relationships:,} relationships; comparing…")
             checked = check_copy(source, target)
+        except CompactionError:
+            raise
+        except Exception as exc:  # a server lost midway (killed, out of memory): a driver error
+            raise CompactionError(
+                f"the copy failed ({type(exc).__name__}): a server stopped or failed while "
+                "compact read or wrote; the old store is kept as it was and the server is "
+                "started on it again. Run compact again") from exc
         finally:
             source.close()
             target.close()

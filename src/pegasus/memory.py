@@ -727,12 +727,18 @@ class Memory:
 
     def export(self, user_id: str, with_turns: bool = False, at: datetime | None = None
                ) -> Iterator[str]:
-        """The user's memory as JSON Lines (format v1), produced page by page."""
+        """The user's memory as JSON Lines (format v1), produced page by page in one
+        transaction; nothing touches Neo4j before the first line is asked for."""
         from pegasus.transfer.export import export_lines
 
         _check_id("user_id", user_id)
-        self.settle_reads()
-        return export_lines(self.store, user_id, aware(at), with_turns)
+
+        def lines() -> Iterator[str]:
+            self.settle_reads()
+            yield from export_lines(self.store, user_id, aware(at), with_turns,
+                                    self.settings.export_timeout_s)
+
+        return lines()
 
     def import_memory(self, user_id: str, path: str | Path, replace: bool = False,
                       at: datetime | None = None) -> ImportReport:

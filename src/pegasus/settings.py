@@ -274,6 +274,10 @@ class Settings(BaseSettings):
     # gets health_timeout_s, and runs every health_interval_s (docs/reliability.md, "Outages").
     health_timeout_s: float = Field(default=1.5, gt=0)
     health_interval_s: float = Field(default=2.0, gt=0)
+    # An export reads in one transaction under the user's partition lock (their writes wait
+    # for it); Neo4j ends it after this long, so a download that stalls cannot hold the lock
+    # for ever: the transfer then breaks, without its end line (design §11).
+    export_timeout_s: float = Field(default=600.0, gt=0)
     # SIGTERM: open requests and the running close get this long, then the server exits; a
     # close not finished by then is released for another replica or the next start.
     shutdown_grace_s: float = Field(default=8.0, gt=0, le=600)

@@ -82,6 +82,12 @@ def run(tx: ManagedTransaction, name: str, **params: Any) -> list[dict[str, Any]
             for record in tx.run(cypher.load(name), params)]
 
 
+def rows(tx: neo4j.Transaction, name: str, **params: Any) -> Iterator[dict[str, Any]]:
+    """`run` whose rows arrive as they are consumed, a fetch at a time (`Store.reading`)."""
+    for record in tx.run(cypher.load(name), params):
+        yield {k: plain(v) for k, v in record.items()}
+
+
 def run_values(tx: ManagedTransaction, name: str, **params: Any) -> list[dict[str, Any]]:
     """`run` for a query that returns no node or relationship (only maps, lists and values):
     rows as the driver hands them, not copied value by value. A recall's walk returns hundreds
@@ -258,6 +264,30 @@ class Store:
         with self._session(fetch_size=500, default_access_mode=neo4j.READ_ACCESS) as session:
             for record in session.run(cypher.load(name), params):
                 yield {k: plain(v) for k, v in record.items()}
+
+    @contextlib.contextmanager
+    def reading(self, timeout_s: float) -> Iterator[neo4j.Transaction]:
+        """One explicit transaction for a long read that streams its rows out (an export):
+        every query in it sees what its first statement locked. Not retried (rows handed on
+        cannot be taken back); Neo4j ends it after `timeout_s`, so a reader that stalls cannot
+        hold what it locked for ever. Rolled back at the end: it writes nothing. A lost
+        connection, at its start or midway, is a Neo4jUnavailableError."""
+        try:
+            with self._session(fetch_size=500) as session, \
+                    session.begin_transaction(timeout=timeout_s) as tx:
+                yield tx
+        except (ServiceUnavailable, SessionExpired) as exc:
+            raise Neo4jUnavailableError(
+                f"lost the connection to Neo4j during a read ({type(exc).__name__}); what was "
+                "read so far is incomplete") from exc
+        except TransientError as exc:
+            raise Neo4jUnavailableError(
+                f"Neo4j ended a read ({exc.code}); what was read so far is incomplete") from exc
+        except ClientError as exc:
+            if "TransactionTimedOut" not in (exc.code or ""):
+                raise
+            raise PegasusError(f"the read took longer than its {timeout_s:g} s and Neo4j ended "
+                               "it; what was read so far is incomplete") from exc
 
     def execute(self, name: str, **params: Any) -> list[dict[str, Any]]:
         """One named write query in its own transaction."""

@@ -190,7 +190,8 @@ def test_export_and_import_from_the_command_line(env, tmp_path, user_id):
     assert done.stderr.strip().endswith(f"exported 4 records of {user_id} to {out}")
     streamed = pegasus(env, "export", "--user", user_id).stdout
     assert [json.loads(x)["type"] for x in streamed.splitlines()] == [
-        "header", "entity", "entity", "memory", "conversation"]
+        "header", "entity", "entity", "memory", "conversation", "end"]
+    assert not out.with_name(out.name + ".partial").exists()
     # Ids are kept: while the user holds them, the file goes into no other partition (#35).
     taken = pegasus(env, "import", str(out), "--user", f"{user_id}-copy", check=False)
     assert taken.returncode == 2 and taken.stderr.strip().startswith(

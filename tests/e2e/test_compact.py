@@ -101,3 +101,47 @@ def test_an_interrupted_swap_puts_the_right_data_folder_back(tmp_path):
     (tmp_path / SWAPPED_OUT).mkdir()
     finish_interrupted_swap(tmp_path)
     assert sorted(os.listdir(tmp_path)) == ["data"]
+
+
+@pytest.mark.neo4j
+@pytest.mark.timeout(1200)  # four server starts
+def test_a_server_killed_during_compaction_leaves_the_old_store_in_place(tmp_path, monkeypatch):
+    # Neo4j stopped during compact (#47, "not tried yet"): the old store read by the copy is
+    # killed midway. compact says so in one line; the server runs again on its own ports with
+    # exactly what it held, and no half-built fresh store is left.
+    import signal
+
+    import pegasus.compact as compact_module
+    from pegasus.compact import CompactionError
+
+    settings = Settings()
+    server = LocalNeo4j.on_free_ports(settings, tmp_path / "server", auth=True)
+    state = server.start()
+    try:
+        connect = {"neo4j_uri": state.bolt_uri, "neo4j_password": state.password,
+                   "home": tmp_path / "home"}
+        with Memory(settings.model_copy(update=connect)) as mem:
+            mem.migrate()
+            plant(mem)
+            before = {u: list(export_lines(mem.store, u, T1)) for u in ("stays", "leaves")}
+        real = compact_module.copy_graph
+
+        def killed_midway(source, target, batch=compact_module.BATCH):
+            private = LocalNeo4j(settings, server.root, 0, 0).state()
+            os.kill(private.pid, signal.SIGKILL)  # the old store's server, while it is read
+            return real(source, target, batch)
+
+        monkeypatch.setattr(compact_module, "copy_graph", killed_midway)
+        with pytest.raises(CompactionError, match=r"^the copy failed \(\w+\): .* the old store "
+                                                  "is kept as it was"):
+            compact(server)
+        monkeypatch.undo()
+        state = server.state()
+        assert state is not None and state.bolt_port == server.bolt_port
+        assert not (tmp_path / "server.compacting").exists()
+        assert not (server.root / SWAPPED_OUT).exists()
+        connect["neo4j_uri"] = state.bolt_uri
+        with Memory(settings.model_copy(update=connect)) as mem:
+            assert {u: list(export_lines(mem.store, u, T1)) for u in before} == before
+    finally:
+        server.stop()

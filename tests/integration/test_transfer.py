@@ -125,8 +125,9 @@ def test_refusals_write_nothing(settings, user_id, tmp_path, raw_driver):
                         "line 1: version: format version 2 is unknown"),
             "field": ([good[0], json.dumps({**json.loads(good[1]), "kind": "ROBOT"}), *good[2:]],
                       "line 2 (entity): kind: Input should be"),
-            "order": ([g for g in good if '"type": "memory"' not in g]
-                      + [g for g in good if '"type": "memory"' in g], "(memory): out of order"),
+            "order": ([g for g in good[:-1] if '"type": "memory"' not in g]
+                      + [g for g in good if '"type": "memory"' in g] + good[-1:],
+                      "(memory): out of order"),
             "dangling": ([good[0], *[g for g in good[1:] if '"type": "memory"' in g]],
                          "is no entity of the file"),
             "not json": ([good[0], "{oops"], "line 2: not JSON"),
@@ -147,6 +148,32 @@ def test_refusals_write_nothing(settings, user_id, tmp_path, raw_driver):
         report = mem.import_memory(user_id, path, replace=True, at=T3)
         assert report.replaced and report.memories == 6
         assert comparable(lines(mem, user_id)) == comparable([json.loads(g) for g in good])
+
+
+def test_an_export_ends_with_its_end_line_and_a_file_from_before_it_still_imports(
+        settings, user_id, tmp_path):
+    # Format 1.1 (#47): the header says minor 1 and the last line counts the records; a 1.0
+    # file (no minor, no end line: exported before) imports exactly as before.
+    with Memory(settings) as mem:
+        teach(mem, user_id)
+        records = lines(mem, user_id)
+        assert records[0]["minor"] == 1
+        kinds = [r["type"] for r in records]
+        assert records[-1] == {"type": "end", "entities": kinds.count("entity"),
+                               "memories": kinds.count("memory"),
+                               "conversations": kinds.count("conversation"),
+                               "merge_records": kinds.count("merge_record")}
+        assert kinds.count("memory") > 0 and kinds.count("end") == 1
+        old = [{k: v for k, v in records[0].items() if k != "minor"}, *records[1:-1]]
+        path = tmp_path / "format-1.0.jsonl"
+        path.write_text("".join(json.dumps(r) + "\n" for r in old))
+        mem.forget_everything(user_id)
+        report = mem.import_memory(user_id, path, at=T3)
+        assert report.memories == kinds.count("memory")
+        assert comparable(lines(mem, user_id)) == comparable(records)
+        fresh = lines(mem, user_id + "-nobody")
+        assert fresh[1:] == [{"type": "end", "entities": 0, "memories": 0, "conversations": 0,
+                              "merge_records": 0}]
 
 
 def test_export_without_turns_leaves_them_out(settings, user_id):

@@ -381,3 +381,93 @@ def test_the_check_refuses_cleanly_or_accepts_only_what_neo4j_stores(tmp_path_fa
             bad = {k: v for k, v in row.items() if not storable(v)}
             assert not bad, (place, value, bad)
             assert "user_id" not in row
+
+
+# --- the end line (format 1.1, #47): a reader knows a file is whole ----------------------
+
+
+def whole() -> list[dict[str, Any]]:
+    """The good file as format 1.1 writes it: minor 1 in the header, the end line last."""
+    records = good()
+    records[0] = {**records[0], "minor": 1}
+    return [*records, {"type": "end", "entities": 2, "memories": 1, "conversations": 1,
+                       "merge_records": 2}]
+
+
+def test_a_whole_file_of_format_1_1_passes_and_1_0_still_does(tmp_path):
+    assert importer.check(write(tmp_path / "new.jsonl", whole())).minor == 1
+    assert importer.check(write(tmp_path / "old.jsonl", good())).minor == 0
+
+
+@pytest.mark.parametrize("kept", range(1, 7))
+def test_a_file_cut_short_is_refused_wherever_it_was_cut(tmp_path, kept):
+    path = write(tmp_path / "cut.jsonl", whole()[:kept])
+    with pytest.raises(InvalidExportError, match=r"^the file ends without its end line \(its "
+                                                 r"header says format 1\.1.*cut short"):
+        importer.check(path)
+
+
+def test_a_file_cut_inside_its_last_line_is_refused(tmp_path):
+    path = write(tmp_path / "cut.jsonl", whole())
+    text = path.read_text()
+    path.write_text(text[:-12])
+    with pytest.raises(InvalidExportError, match=r"^line 8: not JSON"):
+        importer.check(path)
+
+
+@pytest.mark.parametrize(("change", "problem"), [
+    ({"memories": 2}, r"^line 8 \(end\): memories: the end line counts 2, the file holds 1"),
+    ({"merge_records": 0}, r"^line 8 \(end\): merge_records: the end line counts 0"),
+    ({"entities": -1}, r"^line 8 \(end\): entities"),
+    ({"extra": 1}, r"^line 8 \(end\): extra: Extra inputs"),
+])
+def test_an_end_line_that_does_not_count_the_file_is_refused(tmp_path, change, problem):
+    records = whole()
+    records[-1] = {**records[-1], **change}
+    with pytest.raises(InvalidExportError, match=problem):
+        importer.check(write(tmp_path / "f.jsonl", records))
+
+
+def test_an_end_line_is_last_and_only_in_format_1_1(tmp_path):
+    after = [*whole(), whole()[3]]
+    with pytest.raises(InvalidExportError, match=r"^line 9 \(memory\): after the end line"):
+        importer.check(write(tmp_path / "after.jsonl", after))
+    twice = [*whole(), whole()[-1]]
+    with pytest.raises(InvalidExportError, match=r"^line 9 \(end\): after the end line"):
+        importer.check(write(tmp_path / "twice.jsonl", twice))
+    old = [*good(), whole()[-1]]
+    with pytest.raises(InvalidExportError, match=r"^line 8 \(end\): format 1\.0 has no end line"):
+        importer.check(write(tmp_path / "old.jsonl", old))
+
+
+@pytest.mark.parametrize("minor", [2, 10**6])
+def test_a_newer_minor_version_is_refused_by_name(tmp_path, minor):
+    records = whole()
+    records[0]["minor"] = minor
+    with pytest.raises(InvalidExportError, match=rf"^line 1: minor: format 1\.{minor} is newer "):
+        importer.check(write(tmp_path / "f.jsonl", records))
+
+
+@pytest.mark.parametrize("minor", [True, -1, "1", 1.0])
+def test_a_minor_that_is_no_count_is_refused(tmp_path, minor):
+    records = whole()
+    records[0]["minor"] = minor
+    with pytest.raises(InvalidExportError, match=r"^line 1 \(header\): minor"):
+        importer.check(write(tmp_path / "f.jsonl", records))
+
+
+@pytest.mark.parametrize(("line", "field"), [(2, "id"), (4, "id"), (6, "id")])
+@pytest.mark.parametrize("dots", [".", ".."])
+def test_an_id_no_link_can_name_is_refused(tmp_path, line, field, dots):
+    records = whole()
+    old = records[line - 1][field]
+    records[line - 1][field] = dots
+    for record in records:  # the references follow, so only the id itself is wrong
+        for key in ("source_id", "target_id"):
+            if record.get(key) == old:
+                record[key] = dots
+        if "mentions" in record:
+            record["mentions"] = [dots if m == old else m for m in record["mentions"]]
+    with pytest.raises(InvalidExportError, match=rf"^line {line} \(\w+\): id: '{re.escape(dots)}' "
+                                                 "cannot be named in a link"):
+        importer.check(write(tmp_path / "f.jsonl", records))

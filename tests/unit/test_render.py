@@ -1,5 +1,6 @@
 """The [MEMORY]/[CONTEXT] block is a trust boundary: no stored text can break out of its place."""
 
+import unicodedata
 from datetime import date
 
 import pytest
@@ -13,6 +14,7 @@ from pegasus.recall.render import (
     parse_block,
     render_block,
     unescape,
+    visible,
 )
 
 # The issue's attack (#35, finding 4): a snippet that ended its quote and carried block tags.
@@ -63,7 +65,8 @@ def test_invisible_characters_that_reorder_or_hide_text_are_escaped():
     assert escaped == ("Quux rtl \\u202eevil\\u202c zw\\u200bspace\\ufeffbom \\u2066iso"
                        "\\u2069 \\u200e\\u061c")
     assert unescape(escaped) == text
-    assert escape("👩\u200d💻 \u200c") == "👩\u200d💻 \u200c"  # joiners stay: emoji, scripts
+    # joiners stay where emoji and scripts need them; a lone one beside a space hides
+    assert escape("👩\u200d💻 \u200c") == "👩\u200d💻 \\u200c"
 
 
 def test_the_attack_stays_inside_its_quote():
@@ -89,3 +92,75 @@ def test_plain_text_renders_as_before():
 def test_something_else_is_not_a_block(text):
     with pytest.raises(ValueError):
         parse_block(text)
+
+
+# Invisible characters by name (#47): every format character, tag, variation selector, filler
+# and other default-ignorable, by the ranges Unicode gives them, independently of render.py.
+NAMED_INVISIBLE = [
+    *range(0xE0000, 0xE0080),  # tags: "ASCII smuggling"
+    *range(0xFE00, 0xFE10), *range(0xE0100, 0xE01F0),  # variation selectors
+    0x00AD, 0x034F, 0x061C, 0x115F, 0x1160, 0x17B4, 0x17B5, *range(0x180B, 0x1810), 0x2800,
+    0x3164, 0xFFA0, *range(0x200B, 0x2010), *range(0x202A, 0x202F), *range(0x2060, 0x2070),
+    0xFEFF, *range(0xFFF0, 0xFFFC), 0x1D173, 0x1BCA0,
+]
+
+
+def _invisible_by_unicode(char: str) -> bool:
+    return (unicodedata.category(char) in ("Cc", "Cf", "Cs", "Cn", "Zl", "Zp")
+            or ord(char) in NAMED_INVISIBLE)
+
+
+def _raw_invisible(text: str) -> list[str]:
+    """Invisible characters left raw, but for the joiners and presentation selectors render.py
+    keeps between visible characters (checked by the examples below)."""
+    return [c for c in text if _invisible_by_unicode(c) and c not in "\u200c\u200d\ufe0e\ufe0f"]
+
+
+ANY_CHARACTER = st.integers(0, 0x10FFFF).map(chr)
+NEAR_VISIBLE = st.sampled_from(["a", "é", "ه", "👩", "💻", "❤", " ", "\u200d", "\u200c",
+                                "\ufe0f", "\ufe0e", "1"])
+
+
+@given(st.lists(st.one_of(ANY_CHARACTER, NEAR_VISIBLE), max_size=12).map("".join))
+@example("\U000e0049\U000e0067\U000e006e\U000e006f\U000e0072\U000e0065")  # "Ignore", as tags
+@example("a\u200d\u200d\u200db")
+@example("❤\ufe0f\ufe0f\U000e0100")
+def test_no_invisible_character_reaches_the_block_or_the_page_raw(text):
+    escaped = escape(text)
+    assert unescape(escaped) == text
+    assert escaped.splitlines() in ([escaped], [])
+    assert _raw_invisible(escaped) == []
+    shown = visible(text)
+    assert _raw_invisible(shown.replace("\t", "").replace("\n", "").replace("\r", "")) == []
+    # each mark names the character it stands for
+    for char in _raw_invisible(text):
+        if char not in "\t\n\r":
+            assert f"\u27e8U+{ord(char):04X}\u27e9" in shown
+    # joiners and selectors left raw sit where render.py keeps them: after a visible character
+    for i, char in enumerate(escaped):
+        if char in "\u200c\u200d\ufe0e\ufe0f":
+            assert i > 0 and not escaped[i - 1].isspace() and escaped[i - 1] != "\\"
+
+
+@pytest.mark.parametrize("point", NAMED_INVISIBLE)
+def test_every_named_invisible_character_is_escaped_and_marked_alone(point):
+    char = chr(point)
+    expected = f"\\u{point:04x}" if point <= 0xFFFF else f"\\U{point:08x}"
+    assert escape(f"x{char}y") == f"x{expected}y"
+    assert visible(f"x{char}y") == f"x\u27e8U+{point:04X}\u27e9y"
+
+
+@pytest.mark.parametrize(("text", "escaped"), [
+    ("Persian: می\u200cخواهم", "Persian: می\u200cخواهم"),  # the non-joiner a word needs
+    ("👨\u200d👩\u200d👧 ❤\ufe0f\u200d🔥 1\ufe0f\u20e3", "👨\u200d👩\u200d👧 ❤\ufe0f\u200d🔥 1\ufe0f\u20e3"),
+    ("a\u200db", "a\\u200db"),  # ASCII needs no joiner: a hidden bit
+    ("ه\u200c\u200cا", "ه\\u200c\\u200cا"),  # a run hides something
+    ("❤\ufe0f\ufe0f", "❤\ufe0f\\ufe0f"),  # one selector per character
+    ("\ufe0fstart", "\\ufe0fstart"),
+    ("😀\U000e0041\U000e0042", "😀\\U000e0041\\U000e0042"),  # tags after an emoji too
+    ("\u3164\u115f\u1160\uffa0", "\\u3164\\u115f\\u1160\\uffa0"),  # Hangul fillers
+    ("soft\u00adhyphen", "soft\\u00adhyphen"),
+])
+def test_joiners_and_selectors_stay_only_where_they_join(text, escaped):
+    assert escape(text) == escaped
+    assert unescape(escaped) == text

@@ -4,12 +4,13 @@ status, the API key's user, the memory, and how a route runs its blocking work."
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
+import anyio
 from fastapi import Depends, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, StreamingResponse
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
@@ -140,6 +141,14 @@ def memory_of(request: Request) -> Memory:
     return request.app.state.memory
 
 
+def refuse_while_down(request: Request) -> None:
+    """503 at once while the last health probe found Neo4j unreachable (docs/reliability.md,
+    "Outages"): a request does not wait for a server that is known to be away."""
+    health = request.app.state.health
+    if health.neo4j_down:
+        raise Neo4jUnavailableError(f"{health.parts['neo4j']}: try again shortly")
+
+
 async def in_thread(request: Request, fn: Callable[..., T], *args: Any, bounded: bool = True
                     ) -> T:
     """Run a route's blocking work in the thread pool within the request deadline
@@ -147,10 +156,8 @@ async def in_thread(request: Request, fn: Callable[..., T], *args: Any, bounded:
     `bounded` route answers 503 by then even when Neo4j hangs (routes that run the LLM or a
     whole import are not `bounded`: only their retries are). While the last probe found Neo4j
     unreachable, the answer is 503 at once."""
-    health = request.app.state.health
+    refuse_while_down(request)
     settings = request.app.state.memory.settings
-    if health.neo4j_down:
-        raise Neo4jUnavailableError(f"{health.parts['neo4j']}: try again shortly")
     seconds = settings.request_deadline_s
 
     def work() -> T:
@@ -167,3 +174,50 @@ async def in_thread(request: Request, fn: Callable[..., T], *args: Any, bounded:
     except TimeoutError:
         raise Neo4jUnavailableError(f"Neo4j did not answer within the request deadline "
                                     f"({seconds:g} s); try again shortly") from None
+
+
+# What one trip to the thread pool hands the response of an export: lines up to this size.
+EXPORT_CHUNK_BYTES = 1 << 16
+
+
+def _chunk(lines: Iterator[str]) -> str:
+    """The next lines of an export, about EXPORT_CHUNK_BYTES of them; "" at its end."""
+    parts: list[str] = []
+    size = 0
+    for line in lines:
+        parts.append(line)
+        size += len(line)
+        if size >= EXPORT_CHUNK_BYTES:
+            break
+    return "".join(parts)
+
+
+class BrokenExport(Exception):
+    """An export that failed after its first byte was sent. Raised out of the response, so the
+    server drops the connection instead of ending the chunked body: the client sees an
+    incomplete transfer, and the file lacks its end line (design §11)."""
+
+
+async def streamed_export(request: Request, user: str, with_turns: bool) -> StreamingResponse:
+    """An export as a response (the API's and the page's). Its first line is read before the
+    response starts, within the request deadline: an unreachable Neo4j, or one that fails the
+    export's transaction, is a 503 before the first byte. A failure after it breaks the
+    transfer (BrokenExport)."""
+    lines = memory_of(request).export(user, with_turns)
+    first = await in_thread(request, next, lines)
+
+    async def body() -> AsyncIterator[str]:
+        try:
+            yield first
+            while chunk := await run_in_threadpool(_chunk, lines):
+                yield chunk
+        except Exception as exc:
+            raise BrokenExport(type(exc).__name__) from exc
+        finally:
+            # Closing ends the transaction and lets the partition lock go, also when the client
+            # left midway (Starlette then cancels this generator: shielded, the close still runs).
+            with anyio.CancelScope(shield=True):
+                await run_in_threadpool(lines.close)
+
+    return StreamingResponse(body(), media_type="application/x-ndjson", headers={
+        "Content-Disposition": 'attachment; filename="pegasus-memory.jsonl"'})

@@ -13,9 +13,10 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI
 from starlette.requests import ClientDisconnect
 from starlette.responses import Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from pegasus.serve.http import error
 from pegasus.serve.metrics import METHODS
@@ -27,10 +28,10 @@ CLIENT_CLOSED = 499
 log = logging.getLogger("pegasus.serve")
 
 
-def route_of(request: Request) -> str:
+def route_of(scope: Scope) -> str:
     """The route template a request matched (`/v1/memory/entities/{entity}`), else
     `unmatched`: never the path the client sent."""
-    return getattr(request.scope.get("route"), "path", "unmatched")
+    return getattr(scope.get("route"), "path", "unmatched")
 
 
 def kind_of(exc: BaseException) -> str:
@@ -52,27 +53,55 @@ def cause_of(exc: BaseException) -> str:
             return f"{type(seen).__name__}: {' '.join(str(seen).split())[:300]}"
         seen = seen.__cause__
     return kind_of(exc)
+class Observe:
+    """The ASGI middleware: count, time and log every response (500s too) when its head is
+    sent, by method and route template. A plain ASGI middleware, not Starlette's
+    BaseHTTPMiddleware: that one ends a streamed body cleanly when the route fails midway, so
+    an export cut short by an outage reached the client as a whole, valid file (#47). Here a
+    failure after the head goes on to the server, which drops the connection: the client sees
+    an incomplete transfer."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        method = scope["method"] if scope["method"] in METHODS else "other"
+        status: int | None = None
+
+        async def sending(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                seconds = time.perf_counter() - started
+                route = route_of(scope)
+                scope["app"].state.metrics.observe(method, route, status, seconds)
+                access.info("%s %s %d %.1fms", method, route, status, seconds * 1000)
+            await send(message)
+
+        try:
+            await self.app(scope, receive, sending)
+        except ClientDisconnect:  # the client hung up mid-body (an upload): not a server error
+            if status is not None:
+                raise
+            await Response(status_code=CLIENT_CLOSED)(scope, receive, sending)
+        except Exception as exc:
+            if status is not None:  # midway: the head is out, so the transfer must break
+                log.error("%s %s broke after its head: %s", method, route_of(scope),
+                          kind_of(exc))
+                raise
+            # a bug: answered here, so it is counted and logged by kind
+            log.error("%s %s failed: %s", method, route_of(scope), kind_of(exc))
+            await error(500, "internal error (the server logged its kind)",
+                        "server_error")(scope, receive, sending)
 
 
 def add_middleware(app: FastAPI) -> None:
     """Count, time and log every response (500s too), by method and route template."""
-
-    @app.middleware("http")
-    async def observe(request: Request, call_next: Any) -> Response:
-        started = time.perf_counter()
-        method = request.method if request.method in METHODS else "other"
-        try:
-            response = await call_next(request)
-        except ClientDisconnect:  # the client hung up mid-body (an upload): not a server error
-            response = Response(status_code=CLIENT_CLOSED)
-        except Exception as exc:  # a bug: answered here, so it is counted and logged by kind
-            log.error("%s %s failed: %s", method, route_of(request), kind_of(exc))
-            response = error(500, "internal error (the server logged its kind)", "server_error")
-        seconds = time.perf_counter() - started
-        route = route_of(request)
-        request.app.state.metrics.observe(method, route, response.status_code, seconds)
-        access.info("%s %s %d %.1fms", method, route, response.status_code, seconds * 1000)
-        return response
+    app.add_middleware(Observe)
 
 
 class KindOnly(logging.Filter):

@@ -14,7 +14,15 @@ from pydantic import BaseModel, Field
 
 from pegasus.models.reports import Correction, ForgetReport, ImportReport, UndoResult
 from pegasus.models.views import MEMORY_STATES, MemoryEdge, MemoryHistory
-from pegasus.serve.http import ID_PATTERN, User, error_responses, in_thread, memory_of
+from pegasus.serve.http import (
+    ID_PATTERN,
+    User,
+    error_responses,
+    in_thread,
+    memory_of,
+    refuse_while_down,
+    streamed_export,
+)
 
 router = APIRouter()
 found = error_responses(400, 401, 404, 409, 422, 503)
@@ -134,9 +142,7 @@ async def forget_conversation(conversation_id: MemoryPath, user: User, request: 
             response_class=StreamingResponse)
 async def export(user: User, request: Request, with_turns: bool = False
                  ) -> StreamingResponse:
-    lines = memory_of(request).export(user, with_turns)
-    return StreamingResponse(lines, media_type="application/x-ndjson", headers={
-        "Content-Disposition": 'attachment; filename="pegasus-memory.jsonl"'})
+    return await streamed_export(request, user, with_turns)
 
 
 @router.post("/v1/memory/import", response_model=ImportReport,
@@ -146,6 +152,7 @@ async def export(user: User, request: Request, with_turns: bool = False
                  "application/x-ndjson": {"schema": {"type": "string"}}}}})
 async def import_memory(user: User, request: Request, replace: bool = False
                         ) -> ImportReport:
+    refuse_while_down(request)  # before the body is spooled: it could not be imported
     with tempfile.NamedTemporaryFile("wb", suffix=".jsonl") as spool:
         async for chunk in request.stream():
             spool.write(chunk)

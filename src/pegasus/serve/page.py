@@ -1,11 +1,16 @@
 """The memory page at `/`: a person signs in with their API key and sees, corrects, forgets,
 exports and imports their memory (design §10, §11) in a browser.
 
-Server-rendered (Jinja2, autoescape on: every stored text is shown as text), its assets in the
-package, no inline script or style, so the Content-Security-Policy below holds. Every route
+Server-rendered (Jinja2, autoescape on: every stored text is shown as text; every invisible
+character in it drawn as a mark, ⟨U+200B⟩, by the environment's `finalize`), its assets in the
+package, no inline script or style, so the Content-Security-Policy below holds. An id goes into
+a link as one percent-encoded path segment (`| path`; the routes take `{id:path}`), so an
+imported id holding "/", "?", "#", "%" or spaces opens and is managed like any other. Every route
 acts for the signed-in user only and calls the same `Memory` methods as the HTTP API and MCP;
 an id of another user's memory or entity is not found (404). Every change is a POST with the
-session's CSRF token, refused (403) without it or from another site.
+session's CSRF token, refused (403) without it or from another site. Every route that reads the
+graph runs through the API's outage path (`serve.http.in_thread`): while the health probe finds
+Neo4j unreachable it answers 503 at once, otherwise within the request deadline.
 """
 
 from __future__ import annotations
@@ -15,14 +20,15 @@ from collections.abc import Callable, Coroutine
 from datetime import date, datetime, timedelta
 from importlib.resources import files
 from typing import Annotated, Any
+from urllib.parse import quote
 
 import jinja2
 from fastapi import APIRouter, Depends, Form, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import RedirectResponse, Response, StreamingResponse
+from fastapi.responses import RedirectResponse, Response
 from fastapi.routing import APIRoute
 from fastapi.templating import Jinja2Templates
-from starlette.concurrency import run_in_threadpool
+from markupsafe import Markup
 from starlette.datastructures import UploadFile as StarletteUploadFile
 
 from pegasus.errors import (
@@ -35,6 +41,8 @@ from pegasus.errors import (
 from pegasus.memory import Memory
 from pegasus.models.views import MemoryEdge
 from pegasus.page.picture import neighbourhood
+from pegasus.recall.render import visible
+from pegasus.serve.http import in_thread, refuse_while_down, streamed_export
 from pegasus.serve.session import (
     COOKIE,
     Session,
@@ -61,8 +69,29 @@ STATE_WORDS = {"current": "active", "dormant": "faded", "superseded": "supersede
                "expired": "expired", "retracted": "retracted"}
 STATIC = {"page.css": "text/css; charset=utf-8", "page.js": "text/javascript; charset=utf-8"}
 
+
+class Exact(str):
+    """A value a form sends back as it is (an alias to remove, a name to edit): not marked."""
+
+
+def path(value: Any) -> str:
+    """An id as one path segment of a link: every character but letters, digits and `-._~`
+    percent-encoded ("/" too, so the id stays one segment)."""
+    return quote(str(value), safe="")
+
+
+def _shown(value: Any) -> Any:
+    """What `{{ … }}` prints: a stored text with its invisible characters drawn as marks."""
+    if isinstance(value, str) and not isinstance(value, Exact | Markup):
+        return visible(value)
+    return value
+
+
 _environment = jinja2.Environment(loader=jinja2.PackageLoader("pegasus.page", "templates"),
-                                  autoescape=True, undefined=jinja2.StrictUndefined)
+                                  autoescape=True, undefined=jinja2.StrictUndefined,
+                                  finalize=_shown)
+_environment.filters["path"] = path
+_environment.filters["exact"] = Exact
 _environment.filters["day"] = lambda iso: (iso or "")[:10]
 _environment.filters["strength"] = lambda s: "–" if s is None else f"{s:.0f}"
 _environment.globals["state_words"] = STATE_WORDS
@@ -226,22 +255,22 @@ async def list_memories(request: Request, session: Signed, about: str = "", stat
         raise PegasusError("not a filter this page offers")
     since, until = _day(said_from, "From"), _day(said_until, "Until")
     offset = (page - 1) * PAGE_SIZE
-    found = await run_in_threadpool(
-        _memory(request).memories, session.user, about.strip() or None, state, PAGE_SIZE + 1,
-        offset, None, True, _instant(since),
+    found = await in_thread(
+        request, _memory(request).memories, session.user, about.strip() or None, state,
+        PAGE_SIZE + 1, offset, None, True, _instant(since),
         _instant(until + timedelta(days=1)) if until and until < date.max else None)
     filters = {"about": about, "state": state, "said_from": said_from, "said_until": said_until}
     return _render(request, "memories.html", session, memories=found[:PAGE_SIZE], page=page,
                    more=len(found) > PAGE_SIZE, filters=filters)
 
 
-@router.get("/memories/{memory_id}")
+@router.get("/memories/{memory_id:path}")
 async def one_memory(request: Request, session: Signed, memory_id: str) -> Response:
-    story = await run_in_threadpool(_memory(request).memory, session.user, memory_id)
+    story = await in_thread(request, _memory(request).memory, session.user, memory_id)
     return _render(request, "memory.html", session, story=story, edge=story.memory)
 
 
-@router.get("/entities/{entity_id}")
+@router.get("/entities/{entity_id:path}")
 async def entity(request: Request, session: Signed, entity_id: str) -> Response:
     memory = _memory(request)
 
@@ -251,7 +280,7 @@ async def entity(request: Request, session: Signed, entity_id: str) -> Response:
         drawn = memory.memories(session.user, entity_id, ["current", "dormant"], 1000)
         return memory.entity(session.user, entity_id), timeline, drawn
 
-    view, timeline, drawn = await run_in_threadpool(look)
+    view, timeline, drawn = await in_thread(request, look)
     return _render(request, "entity.html", session, entity=view, timeline=timeline,
                    picture=neighbourhood(view.id, view.name, drawn),
                    more=len(timeline) == TIMELINE_SIZE)
@@ -262,7 +291,7 @@ async def search(request: Request, session: Change,
                  q: Annotated[str, Form(max_length=100_000)] = "") -> Response:
     block = None
     if q.strip():
-        recall = await run_in_threadpool(_memory(request).recall, session.user, q)
+        recall = await in_thread(request, _memory(request).recall, session.user, q)
         block = recall.render()
     return _render(request, "search.html", session, q=q, block=block)
 
@@ -274,7 +303,7 @@ async def search_form(request: Request, session: Signed) -> Response:
 
 @router.get("/merges")
 async def merges(request: Request, session: Signed) -> Response:
-    found = await run_in_threadpool(_memory(request).merges, session.user, False, True)
+    found = await in_thread(request, _memory(request).merges, session.user, False, True)
     return _render(request, "merges.html", session, merges=found)
 
 
@@ -285,63 +314,61 @@ async def data(request: Request, session: Signed, conversation: str = "") -> Res
 
 @router.get("/export")
 async def export(request: Request, session: Signed, with_turns: bool = False) -> Response:
-    lines = _memory(request).export(session.user, with_turns)
-    return StreamingResponse(lines, media_type="application/x-ndjson", headers={
-        "Content-Disposition": 'attachment; filename="pegasus-memory.jsonl"'})
+    return await streamed_export(request, session.user, with_turns)
 
 
 # --- correcting -------------------------------------------------------------------------------
 
 
 def _memory_links(memory_id: str) -> list[tuple[str, str]]:
-    return [(f"/memories/{memory_id}", "Back to this memory"),
+    return [(f"/memories/{path(memory_id)}", "Back to this memory"),
             ("/memories", "Back to your memories")]
 
 
 def _entity_links(entity_id: str | None) -> list[tuple[str, str]]:
-    return [*([(f"/entities/{entity_id}", "Back to this entity")] if entity_id else []),
+    return [*([(f"/entities/{path(entity_id)}", "Back to this entity")] if entity_id else []),
             ("/memories", "Back to your memories")]
 
 
-@router.post("/memories/{memory_id}/retract")
+@router.post("/memories/{memory_id:path}/retract")
 async def retract(request: Request, session: Change, memory_id: str,
                   undo: Annotated[bool, Form()] = False) -> Response:
-    done = await run_in_threadpool(_memory(request).retract, session.user, memory_id, None,
-                                   undo)
+    done = await in_thread(request, _memory(request).retract, session.user, memory_id, None,
+                           undo)
     title = "The memory is active again" if undo else "The memory is retracted"
     return _result(request, session, title, done, _memory_links(memory_id))
 
 
-@router.post("/entities/{entity_id}/rename")
+@router.post("/entities/{entity_id:path}/rename")
 async def rename(request: Request, session: Change, entity_id: str,
                  name: Annotated[str, Form(max_length=1000)] = "") -> Response:
-    done = await run_in_threadpool(_memory(request).rename_entity, session.user, entity_id,
-                                   name)
+    done = await in_thread(request, _memory(request).rename_entity, session.user, entity_id,
+                           name)
     return _result(request, session, "Renamed", done, _entity_links(done.entity_id))
 
 
-@router.post("/entities/{entity_id}/aliases")
+@router.post("/entities/{entity_id:path}/aliases")
 async def aliases(request: Request, session: Change, entity_id: str,
                   add: Annotated[str, Form(max_length=1000)] = "",
                   remove: Annotated[str, Form(max_length=1000)] = "") -> Response:
-    done = await run_in_threadpool(
-        _memory(request).edit_aliases, session.user, entity_id,
+    done = await in_thread(
+        request, _memory(request).edit_aliases, session.user, entity_id,
         [add] if add.strip() else [], [remove] if remove.strip() else [])
     return _result(request, session, "Aliases changed", done, _entity_links(done.entity_id))
 
 
-@router.post("/entities/{entity_id}/merge")
+@router.post("/entities/{entity_id:path}/merge")
 async def merge(request: Request, session: Change, entity_id: str,
                 absorb: Annotated[str, Form(max_length=1000)] = "") -> Response:
-    done = await run_in_threadpool(_memory(request).merge_entities, session.user, entity_id,
-                                   absorb)
+    done = await in_thread(request, _memory(request).merge_entities, session.user, entity_id,
+                           absorb)
     return _result(request, session, "Merged", done, _entity_links(done.entity_id),
                    undo=done.merge_record_id)
 
 
-@router.post("/merges/{record_id}/undo")
+@router.post("/merges/{record_id:path}/undo")
 async def undo_merge(request: Request, session: Change, record_id: str) -> Response:
-    done = await run_in_threadpool(_memory(request).undo_merge, session.user, record_id)
+    done = await in_thread(request, _memory(request).undo_merge, session.user, record_id)
     return _result(request, session, "The merge is undone", done,
                    [*_entity_links(done.restored_id)[:1], ("/merges", "Back to the merges")])
 
@@ -349,18 +376,18 @@ async def undo_merge(request: Request, session: Change, record_id: str) -> Respo
 # --- forgetting and importing -----------------------------------------------------------------
 
 
-@router.post("/memories/{memory_id}/forget")
+@router.post("/memories/{memory_id:path}/forget")
 async def forget_memory(request: Request, session: Change, memory_id: str) -> Response:
-    done = await run_in_threadpool(_memory(request).forget_memory, session.user, memory_id)
+    done = await in_thread(request, _memory(request).forget_memory, session.user, memory_id)
     return _result(request, session, "The memory is forgotten", done)
 
 
-@router.post("/entities/{entity_id}/forget")
+@router.post("/entities/{entity_id:path}/forget")
 async def forget_entity(request: Request, session: Change, entity_id: str,
                         confirm: Annotated[str, Form()] = "") -> Response:
     if confirm != "yes":
         raise PegasusError("tick the box to confirm; nothing was forgotten")
-    done = await run_in_threadpool(_memory(request).forget_entity, session.user, entity_id)
+    done = await in_thread(request, _memory(request).forget_entity, session.user, entity_id)
     return _result(request, session, "The entity is forgotten", done)
 
 
@@ -368,8 +395,8 @@ async def forget_entity(request: Request, session: Change, entity_id: str,
 async def forget_conversation(request: Request, session: Change,
                               conversation: Annotated[str, Form(max_length=1000)] = ""
                               ) -> Response:
-    done = await run_in_threadpool(_memory(request).forget_conversation, session.user,
-                                   conversation.strip())
+    done = await in_thread(request, _memory(request).forget_conversation, session.user,
+                           conversation.strip())
     return _result(request, session, "The conversation is forgotten", done)
 
 
@@ -378,7 +405,8 @@ async def forget_everything(request: Request, session: Change,
                             confirm: Annotated[str, Form()] = "") -> Response:
     if confirm.strip() != "everything":
         raise PegasusError("type the word everything to confirm; nothing was forgotten")
-    done = await run_in_threadpool(_memory(request).forget_everything, session.user)
+    done = await in_thread(request, _memory(request).forget_everything, session.user,
+                           bounded=False)
     return _result(request, session, "Everything is forgotten", done)
 
 
@@ -386,6 +414,7 @@ async def forget_everything(request: Request, session: Change,
 async def import_memory(request: Request, session: Signed) -> Response:
     # The session is checked from the cookie and the size from the header before the body is
     # read: an upload from nobody, or larger than an import may be, costs no disk (#37 attack).
+    refuse_while_down(request)  # before the upload is spooled: it could not be imported
     limit = request.app.state.memory.settings.max_upload_bytes
     size = request.headers.get("content-length", "")
     if not size.isdigit() or int(size) > limit:
@@ -403,6 +432,6 @@ async def import_memory(request: Request, session: Signed) -> Response:
         while chunk := await file.read(1 << 20):
             spool.write(chunk)
         spool.flush()
-        done = await run_in_threadpool(_memory(request).import_memory, session.user,
-                                       spool.name, replace)
+        done = await in_thread(request, _memory(request).import_memory, session.user,
+                               spool.name, replace, bounded=False)
     return _result(request, session, "Imported", done)

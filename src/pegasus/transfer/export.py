@@ -1,5 +1,12 @@
 """Export one user's memory as JSON Lines (design §11), page by page: at no point is the
-partition in one Python list, so a 100,000-edge user costs the memory of a page."""
+partition in one Python list, so a 100,000-edge user costs the memory of a page.
+
+One transaction reads it all, under the user's partition lock (`transfer/export_lock`): no
+commit, correction, forget, undo or import of that user lands while it reads, so the file is
+one state of the partition's entities, memories, mentions and merge records. Neo4j reads at
+read-committed isolation, so what writers that take no lock change (a close's reinforcement,
+the decay pass, turns being recorded) may show in one record and not the next; each record is
+read whole. The last line counts what came before it: a file without it was cut short."""
 
 from __future__ import annotations
 
@@ -8,12 +15,17 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
-from pegasus.errors import PegasusError
+from neo4j import Transaction
+
+from pegasus.errors import ErasureInProgressError, PegasusError
 from pegasus.portable import native
-from pegasus.store import Store
+from pegasus.store import Store, rows, run
 from pegasus.transfer.format import (
+    COUNTED,
+    MINOR,
     VERSION,
     ConversationRecord,
+    End,
     EntityRecord,
     Header,
     MemoryRecord,
@@ -22,6 +34,9 @@ from pegasus.transfer.format import (
 )
 
 PAGE = 500
+# Neo4j ends an export's transaction after this long unless the caller gives its own bound
+# (Settings.export_timeout_s).
+TIMEOUT_S = 600.0
 EDGE_FIELDS = set(MemoryRecord.model_fields) - {"type", "source_id", "relation", "target_id",
                                                 "said_at", "said_in"}
 CONVERSATION_FIELDS = set(ConversationRecord.model_fields) - {"type", "mentions", "turns"}
@@ -31,12 +46,12 @@ def _line(record: Any) -> str:
     return record.model_dump_json(exclude_none=True) + "\n"
 
 
-def _pages(store: Store, name: str, user_id: str) -> Iterator[list[dict[str, Any]]]:
+def _pages(tx: Transaction, name: str, user_id: str) -> Iterator[list[dict[str, Any]]]:
     """Keyset pages of a user's nodes, ordered by id (every page query returns `id`)."""
     after = ""
-    while rows := store.query(name, user_id=user_id, after=after, limit=PAGE):
-        yield rows
-        after = rows[-1]["id"]
+    while page := run(tx, name, user_id=user_id, after=after, limit=PAGE):  # type: ignore[arg-type]
+        yield page
+        after = page[-1]["id"]
 
 
 def _memory(row: dict[str, Any]) -> MemoryRecord:
@@ -52,26 +67,44 @@ def _memory(row: dict[str, Any]) -> MemoryRecord:
                         said_in=row["said_in"], **props)
 
 
-def export_lines(store: Store, user_id: str, now: datetime,
-                 with_turns: bool = False) -> Iterator[str]:
-    """The lines of the user's export: header, entities, memories, conversations, merge
-    records; each kind in id order."""
-    yield _line(Header(version=VERSION, user_id=user_id, exported_at=now, with_turns=with_turns))
-    for page in _pages(store, "transfer/export_entities", user_id):
+def _records(tx: Transaction, user_id: str, with_turns: bool) -> Iterator[Any]:
+    """The records after the header: entities, memories, conversations, merge records; each
+    kind in id order."""
+    for page in _pages(tx, "transfer/export_entities", user_id):
         for row in page:
-            yield _line(EntityRecord(**{k: native(v) for k, v in row.items() if k != "properties"},
-                                     properties={k: native(v) for k, v in row["properties"]}))
-    for page in _pages(store, "transfer/export_entities", user_id):
-        for row in store.stream("transfer/export_memories", user_id=user_id,
-                                entity_ids=[r["id"] for r in page]):
-            yield _line(_memory(row))
-    for page in _pages(store, "transfer/export_conversations", user_id):
+            yield EntityRecord(**{k: native(v) for k, v in row.items() if k != "properties"},
+                               properties={k: native(v) for k, v in row["properties"]})
+    for page in _pages(tx, "transfer/export_entities", user_id):
+        for row in rows(tx, "transfer/export_memories", user_id=user_id,
+                        entity_ids=[r["id"] for r in page]):
+            yield _memory(row)
+    for page in _pages(tx, "transfer/export_conversations", user_id):
         for row in page:
             props = {k: native(v) for k, v in row["props"].items()}
             record = {k: v for k, v in props.items() if k in CONVERSATION_FIELDS}
             if with_turns:
                 record["turns"] = [json.loads(t) for t in props.get("turns") or []]
-            yield _line(ConversationRecord(mentions=row["mentions"], **record))
-    for page in _pages(store, "transfer/export_merge_records", user_id):
+            yield ConversationRecord(mentions=row["mentions"], **record)
+    for page in _pages(tx, "transfer/export_merge_records", user_id):
         for row in page:
-            yield _line(MergeRecordRecord(id=row["id"], record=MergeFields.from_node(row["props"])))
+            yield MergeRecordRecord(id=row["id"], record=MergeFields.from_node(row["props"]))
+
+
+def export_lines(store: Store, user_id: str, now: datetime, with_turns: bool = False,
+                 timeout_s: float = TIMEOUT_S) -> Iterator[str]:
+    """The lines of the user's export: header, entities, memories, conversations, merge
+    records, the end line. The header comes once the transaction holds the partition lock, so
+    an unreachable Neo4j fails the first line; a failure after it raises (the end line never
+    comes)."""
+    with store.reading(timeout_s) as tx:
+        state = next(rows(tx, "transfer/export_lock", user_id=user_id))
+        if state["erasing_since"] is not None:
+            raise ErasureInProgressError(f"the memory of {user_id!r} is being forgotten; "
+                                         "nothing was exported. Export after that erasure")
+        yield _line(Header(version=VERSION, minor=MINOR, user_id=user_id, exported_at=now,
+                           with_turns=with_turns))
+        counts = dict.fromkeys(COUNTED.values(), 0)
+        for record in _records(tx, user_id, with_turns):
+            counts[COUNTED[record.type]] += 1
+            yield _line(record)
+        yield _line(End(**counts))

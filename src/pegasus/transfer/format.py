@@ -1,5 +1,6 @@
 """The export format, version 1: JSON Lines, one record per line, in this order: a header, the
-entities, the memories, the conversations, the merge records (design §11). These models are
+entities, the memories, the conversations, the merge records, and (from minor version 1) an
+end line that counts them, so a reader knows the file is whole (design §11). These models are
 the format's definition; `schemas/pegasus-export-v1.schema.json` is generated from them
 (`python -m pegasus.transfer.format`) and a test holds the two equal."""
 
@@ -50,6 +51,9 @@ from pegasus.vocab import Cardinality, Kind, Stability
 
 FORMAT = "pegasus-memory-export"
 VERSION = 1
+# Minor versions add what an older reader of the same version can do without: 1 added the end
+# line. A header without `minor` is 1.0 (files exported before it), read as they always were.
+MINOR = 1
 SCHEMA_FILE = Path(__file__).resolve().parent / "pegasus-export-v1.schema.json"
 # Fields a second export of an imported memory has anew: when it was exported, and the
 # header's source user id when imported under another one. Everything else is identical.
@@ -70,6 +74,7 @@ class Header(_Record):
     type: Literal["header"] = "header"
     format: Literal["pegasus-memory-export"] = FORMAT
     version: int
+    minor: Count = 0
     user_id: Id
     exported_at: Instant
     with_turns: bool = False
@@ -216,10 +221,25 @@ class MergeRecordRecord(_Record):
         return records.upgrade(value) if isinstance(value, dict) else value
 
 
-Record = Annotated[Header | EntityRecord | MemoryRecord | ConversationRecord | MergeRecordRecord,
-                   Field(discriminator="type")]
+class End(_Record):
+    """The last line (minor version 1 on): how many records of each kind the file holds. A file
+    whose header says minor 1 or later and that does not end with it was cut short (an export
+    that failed mid-way, a copy that stopped): an import refuses it."""
+
+    type: Literal["end"] = "end"
+    entities: Count
+    memories: Count
+    conversations: Count
+    merge_records: Count
+
+
+Record = Annotated[Header | EntityRecord | MemoryRecord | ConversationRecord | MergeRecordRecord
+                   | End, Field(discriminator="type")]
 RECORD = TypeAdapter(Record)
-ORDER = ["header", "entity", "memory", "conversation", "merge_record"]
+ORDER = ["header", "entity", "memory", "conversation", "merge_record", "end"]
+# The end line's field for each kind it counts.
+COUNTED = {"entity": "entities", "memory": "memories", "conversation": "conversations",
+           "merge_record": "merge_records"}
 
 
 def json_schema() -> dict[str, Any]:
@@ -228,7 +248,10 @@ def json_schema() -> dict[str, Any]:
     return {"$schema": "https://json-schema.org/draft/2020-12/schema",
             "title": f"{FORMAT} v{VERSION}: one line",
             "description": "A JSON Lines file: a header line, then entity, memory, "
-                           "conversation and merge_record lines, in that order.", **schema}
+                           "conversation and merge_record lines, in that order, then (minor "
+                           "version 1 on: the header's `minor`) an end line counting them; a "
+                           "file whose header has minor >= 1 and that lacks the end line is "
+                           "incomplete.", **schema}
 
 
 if __name__ == "__main__":

@@ -33,12 +33,15 @@ from pegasus.portable import RepeatedKeyError, one_line, unique_keys
 from pegasus.snippets import sync_sightings, user_key
 from pegasus.store import Store, run
 from pegasus.transfer.format import (
+    COUNTED,
     FORMAT,
     MAX_ID_CHARS,
+    MINOR,
     ORDER,
     RECORD,
     VERSION,
     ConversationRecord,
+    End,
     EntityRecord,
     Header,
     MemoryRecord,
@@ -56,6 +59,9 @@ MAX_DEPTH = 6  # the deepest a line of the format nests (a merge record's instan
 STAGING = "import-staging:"
 LEASE_S = 600  # a staging partition idle this long belongs to a dead import, on any host
 HOLDER = f"{socket.gethostname()}:{os.getpid()}"
+# The stagings this process is writing now. One of this process's that is not here died with
+# its import: Neo4j was lost midway, so erasing it on the way out failed too (#47).
+_WRITING: set[str] = set()
 
 # What the importer needs from its caller: erase a whole partition (the staging of a failed
 # import), given the store-level `forget_everything` of ownership/forget.py.
@@ -159,6 +165,16 @@ def _check_header(data: Any, number: int) -> None:
         raise InvalidExportError(f"line {number}: version: format version "
                                  f"{one_line(json.dumps(version), 40)} is unknown; this "
                                  f"Pegasus reads version {VERSION}")
+    minor = data.get("minor", 0)
+    if type(minor) is int and minor > MINOR:
+        raise InvalidExportError(f"line {number}: minor: format {VERSION}.{minor} is newer than "
+                                 f"this Pegasus reads ({VERSION}.0 to {VERSION}.{MINOR}); "
+                                 "import it with a newer Pegasus")
+
+
+# Ids a link cannot carry as a path segment: a browser reads them as "this folder" and "the one
+# above" (even percent-encoded), so an entity or memory so named could never be opened.
+DOT_SEGMENTS = frozenset({".", ".."})
 
 
 class _Taken:
@@ -194,11 +210,15 @@ def check(path: Path, store: Store | None = None, user_id: str | None = None) ->
     """Read the whole file once without writing; its header. Refuses records out of order, a
     memory whose end or a conversation whose mention is no exported entity, two self nodes,
     and (given the store and the user it goes to) an id another user's partition holds."""
-    header, place, selves = None, 0, 0
+    header, place, selves, ending = None, 0, 0, None
+    counts = dict.fromkeys(COUNTED, 0)
     entity_ids: set[str] = set()
     taken = _Taken(store, user_id) if store is not None and user_id is not None else None
     for number, record in _parsed(path):
         rank = ORDER.index(record.type)
+        if ending is not None:
+            raise InvalidExportError(f"line {number} ({record.type}): after the end line; "
+                                     "nothing follows it")
         if header is not None and rank == 0 or rank < place:
             raise InvalidExportError(f"line {number} ({record.type}): out of order; the format "
                                      f"keeps {', '.join(ORDER)} in that order")
@@ -206,6 +226,14 @@ def check(path: Path, store: Store | None = None, user_id: str | None = None) ->
         if isinstance(record, Header):
             header = record
             continue
+        if isinstance(record, End):
+            _check_end(number, record, counts, header)
+            ending = record
+            continue
+        counts[record.type] += 1
+        if record.type != "conversation" and record.id in DOT_SEGMENTS:
+            raise InvalidExportError(f"line {number} ({record.type}): id: {record.id!r} cannot "
+                                     "be named in a link (a browser reads it as a folder)")
         if isinstance(record, EntityRecord):
             if record.id in entity_ids:
                 raise InvalidExportError(f"line {number} (entity): id: a second entity "
@@ -240,9 +268,27 @@ def check(path: Path, store: Store | None = None, user_id: str | None = None) ->
                                   f"record.between[{i}].props.id")
     if header is None:
         raise InvalidExportError("line 1: the file is empty")
+    if header.minor >= 1 and ending is None:
+        raise InvalidExportError(
+            f"the file ends without its end line (its header says format {VERSION}."
+            f"{header.minor}, which ends with one): it was cut short, an export that failed or "
+            "a copy that stopped; nothing was imported. Export it again")
     if taken is not None:
         taken.flush()
     return header
+
+
+def _check_end(number: int, end: End, counts: dict[str, int], header: Header | None) -> None:
+    """The end line: only in a file whose header says minor 1 or later, and counting exactly
+    the records before it."""
+    if header is None or header.minor < 1:
+        raise InvalidExportError(f"line {number} (end): format {VERSION}.0 has no end line "
+                                 "(the header's minor says which format the file is)")
+    for kind, field in COUNTED.items():
+        if getattr(end, field) != counts[kind]:
+            raise InvalidExportError(
+                f"line {number} (end): {field}: the end line counts {getattr(end, field)}, the "
+                f"file holds {counts[kind]}; the file was changed or cut, nothing was imported")
 
 
 # --- the rows written: every field named, never a map from the file ----------------------
@@ -282,10 +328,12 @@ def _merge_record_row(record: MergeRecordRecord, user_id: str) -> dict[str, Any]
 # --- staging, swap, sweep -----------------------------------------------------------------
 
 
-def _alive(holder: str | None, idle_s: int | None) -> bool:
+def _alive(holder: str | None, idle_s: int | None, staging: str | None = None) -> bool:
     """Whether the import holding a staging partition may still be running."""
     host, _, pid = (holder or "").rpartition(":")
     if host == socket.gethostname() and pid.isdigit():
+        if int(pid) == os.getpid():
+            return staging in _WRITING
         try:
             os.kill(int(pid), 0)
         except ProcessLookupError:
@@ -298,7 +346,7 @@ def _alive(holder: str | None, idle_s: int | None) -> bool:
 def sweep(store: Store, erase: Erase) -> int:
     """Remove the staging partitions of imports that died; how many."""
     dead = [r["staging_id"] for r in store.query("transfer/stagings")
-            if not _alive(r["holder"], r["idle_s"])]
+            if not _alive(r["holder"], r["idle_s"], r["staging_id"])]
     for staging in dead:
         erase(staging)
     return len(dead)
@@ -356,9 +404,9 @@ class _Writer:
         self.store.execute("transfer/heartbeat", staging_id=staging)
 
     def write(self, path: Path) -> None:
-        pending: dict[str, list[Any]] = {kind: [] for kind in ORDER[1:]}
+        pending: dict[str, list[Any]] = {kind: [] for kind in COUNTED}
         for _, record in _parsed(path):
-            if isinstance(record, Header):
+            if isinstance(record, Header | End):
                 continue
             if isinstance(record, EntityRecord) and record.is_self:
                 self.self_id = record.id
@@ -390,11 +438,21 @@ def _refuse_held(user_id: str, holds: bool, erasing_since: Any) -> None:
 
 def _swap(store: Store, user_id: str, staging: str, now: datetime, replace: bool) -> None:
     """The staging partition becomes the user's, in one transaction (with replace, the user's
-    memory goes in the same one)."""
+    memory goes in the same one), unless another user's partition took one of its ids while it
+    was written: swaps take one lock, so of two imports of the same ids, the second sees the
+    first's."""
 
     def swap(tx: ManagedTransaction) -> None:
+        run(tx, "transfer/lock_swaps")
         state = run(tx, "transfer/lock_target", user_id=user_id, now=now)[0]
         _refuse_held(user_id, state["holds"] and not replace, state["erasing_since"])
+        taken = run(tx, "transfer/taken_by_others", user_id=user_id, staging_id=staging,
+                    staging=STAGING)
+        if taken:
+            raise InvalidExportError(
+                f"{taken[0]['kind']} id: another user's memory took this id while the file "
+                "was imported (two imports of one file at once); nothing was imported. Ids are "
+                "kept on import, so a file can go into one partition of a server only")
         if replace:
             run(tx, "transfer/drop_target", user_id=user_id)
         run(tx, "transfer/adopt_staging", user_id=user_id, staging_id=staging,
@@ -415,9 +473,10 @@ def import_file(store: Store, embedder: Embedder, erase: Erase, user_id: str, pa
         _refuse_held(user_id, state["holds"], state["erasing_since"])
     report = ImportReport(user_id=user_id, source_user_id=header.user_id, replaced=replace)
     staging = staging_id()
-    store.execute("transfer/begin_import", staging_id=staging, user_id=user_id, holder=HOLDER,
-                  now=now)
+    _WRITING.add(staging)
     try:
+        store.execute("transfer/begin_import", staging_id=staging, user_id=user_id,
+                      holder=HOLDER, now=now)
         _Writer(store, embedder, staging, now, report).write(path)
         _swap(store, user_id, staging, now, replace)
     except BaseException as exc:
@@ -429,4 +488,6 @@ def import_file(store: Store, embedder: Embedder, erase: Erase, user_id: str, pa
             raise InvalidExportError(f"the import failed while writing ({exc.code}); nothing "
                                      "was imported") from exc
         raise
+    finally:
+        _WRITING.discard(staging)
     return report
