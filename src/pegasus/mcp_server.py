@@ -31,7 +31,9 @@ def _tool_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 def build_server(memory: Memory, user_id: str) -> MCPServer:
     """The MCP tools for `user_id`'s memory."""
-    server = MCPServer("pegasus", instructions=(
+    # WARNING: the SDK logs each failed tool call at INFO with its message, which quotes the
+    # person's words (an entity's name, an id), to the stderr the client keeps (docs/privacy.md).
+    server = MCPServer("pegasus", log_level="WARNING", instructions=(
         f"Long-term memory of user {user_id!r}. `recall` before answering when earlier "
         "conversations may matter; `remember` or `commit` what a finished conversation said."))
 
