@@ -31,6 +31,8 @@ class HostileUpstream:
     def __init__(self) -> None:
         self.mode = "endless"
         self.reply_chars = 0
+        self.pause_s = 0.001  # between pieces (benchmarks.hostile_upstream sends without one)
+        self.piece = CHUNK  # what each endless piece says (the benchmark sends bigger ones)
         self.sent = 0
         self.stopped: float | None = None  # time.monotonic() its generator ended
         self.app = FastAPI()
@@ -51,10 +53,11 @@ class HostileUpstream:
                     yield f"data: {json.dumps({'choices': [{'delta': {'content': piece}}]})}\n\n"
                 yield "data: [DONE]\n\n"
                 return
+            event = f"data: {json.dumps({'choices': [{'delta': {'content': self.piece}}]})}\n\n"
             while True:  # a model stuck in a loop, with no token limit
-                yield f"data: {json.dumps({'choices': [{'delta': {'content': CHUNK}}]})}\n\n"
+                yield event
                 self.sent += 1
-                await asyncio.sleep(0.001)
+                await asyncio.sleep(self.pause_s)
         finally:
             self.stopped = time.monotonic()
 
@@ -62,9 +65,9 @@ class HostileUpstream:
         try:
             yield '{"choices": [{"message": {"role": "assistant", "content": "'
             while True:  # a JSON body that never ends
-                yield CHUNK * 64
+                yield self.piece * 64
                 self.sent += 1
-                await asyncio.sleep(0.001)
+                await asyncio.sleep(self.pause_s)
         finally:
             self.stopped = time.monotonic()
 
