@@ -535,6 +535,7 @@ def serve(
     from pegasus.preflight import check_embedding_model, check_home, check_port
     from pegasus.serve.app import create_app
     from pegasus.serve.observe import log_config
+    from pegasus.serve.slow_clients import uvicorn_options
 
     settings = load_settings()
     address = {"host": host or settings.serve_host, "port": port or settings.serve_port}
@@ -565,7 +566,8 @@ def serve(
     # headers: the key and the session cookie).
     address |= {"ws": "none", "log_level": settings.log_level.lower(),
                 "log_config": log_config(settings.log_level), "access_log": False,
-                "timeout_graceful_shutdown": settings.shutdown_grace_s / 2}
+                "timeout_graceful_shutdown": settings.shutdown_grace_s / 2,
+                **uvicorn_options(settings)}  # slow clients' deadlines
     if workers > 1:
         # Checked above, once; each worker process builds its own Memory and app (its own
         # driver, model and close worker: closes are leased, decay claimed, design §13).

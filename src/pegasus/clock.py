@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 
 def now() -> datetime:
@@ -25,3 +25,20 @@ def aware(value: datetime | None) -> datetime:
         from pegasus.errors import PegasusError
 
         raise PegasusError(f"{value.isoformat()} is outside the instants UTC can hold") from exc
+
+
+def client_instant(value: datetime | None, skew_s: float) -> datetime | None:
+    """A client's `at` (the HTTP API, MCP): aware UTC, None for the server's clock; refused
+    when it lies more than `skew_s` past the server's clock (design §6, "Who sets the clock").
+    Library and CLI callers set `at` freely (replays, notebooks) and never come here."""
+    if value is None:
+        return None
+    instant = aware(value)
+    if instant > now() + timedelta(seconds=skew_s):
+        from pegasus.errors import InvalidInstantError
+
+        raise InvalidInstantError(
+            f"at: {instant.isoformat()} lies in the future; this server takes an `at` at most "
+            f"{skew_s:g} s past its own clock (max_clock_skew_s). Send no `at` to use the "
+            "server's clock.")
+    return instant

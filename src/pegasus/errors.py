@@ -63,3 +63,7 @@ class PartitionNotEmptyError(PegasusError):
 
 class InvalidExportError(InvalidBatchError):
     """An export file of an unknown version, or one that breaks the format; nothing written."""
+
+
+class InvalidInstantError(InvalidBatchError):
+    """A client's `at` past the server's clock by more than max_clock_skew_s; nothing written."""

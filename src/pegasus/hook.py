@@ -39,6 +39,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import stat
 import sys
 import urllib.error
 import urllib.parse
@@ -71,6 +72,8 @@ KEPT_SESSIONS = 1000  # continuation ids remembered, newest last
 KEPT_REFUSED = 100  # items set aside, newest last, for the person to look at
 # 4xx answers that do not mean "this item is wrong": the key (401, 403), "try later" (408, 429).
 NOT_ABOUT_THE_ITEM = {401, 403, 408, 429}
+# A spool file is never opened through a symbolic link someone planted where it goes.
+NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
 def spool_path() -> Path:
@@ -105,18 +108,43 @@ class Spool:
         del self.refused[:-KEPT_REFUSED]
         temporary = self.path.with_name(self.path.name + ".tmp")
         # The spool holds the user's prompts: readable by its owner only (docs/privacy.md).
-        with open(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w",
-                  encoding="utf-8") as out:
+        with open(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | NOFOLLOW, 0o600),
+                  "w", encoding="utf-8") as out:
             out.write(json.dumps({"pending": self.pending, "conversations": self.conversations,
                                   "down": self.down, "refused": self.refused}))
         os.chmod(temporary, 0o600)  # a leftover .tmp of an older version kept its mode
         os.replace(temporary, self.path)
 
 
+def private_folder(folder: Path) -> None:
+    """The spool's folder, created 0700, or narrowed to 0700 when it exists wider (an older
+    version, a umask, a hand-made folder) and is this user's own. A shared sticky folder such
+    as /tmp is left as it is: the spool's files in it are still 0600, opened without following
+    a planted link."""
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    info = folder.stat()
+    owner = getattr(os, "getuid", lambda: info.st_uid)()
+    if info.st_uid == owner and not info.st_mode & stat.S_ISVTX and info.st_mode & 0o077:
+        os.chmod(folder, 0o700)
+
+
 @contextlib.contextmanager
 def locked_spool(path: Path) -> Iterator[Spool]:
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    with open(path.with_name(path.name + ".lock"), "a+") as lock:
+    private_folder(path.parent)
+    lock_path = path.with_name(path.name + ".lock")
+    descriptor = os.open(lock_path, os.O_RDWR | os.O_CREAT | NOFOLLOW, 0o600)
+    os.chmod(lock_path, 0o600)
+    if os.path.lexists(path):
+        info = path.lstat()
+        if stat.S_ISLNK(info.st_mode) or info.st_uid != os.stat(lock_path).st_uid:
+            # someone else's file where the spool goes (a shared folder): never read as the
+            # person's turns, never written through
+            os.close(descriptor)
+            raise PermissionError(f"{path} is a link or another user's file: name a spool in a "
+                                  "folder of your own (PEGASUS_HOOK_SPOOL)")
+        if stat.S_IMODE(info.st_mode) != 0o600:
+            os.chmod(path, 0o600)  # a spool an older version wrote wider
+    with open(descriptor, "a+") as lock:
         if fcntl is not None:
             fcntl.flock(lock, fcntl.LOCK_EX)
         yield Spool(path)

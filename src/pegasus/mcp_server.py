@@ -13,7 +13,7 @@ from typing import Any
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
-from pegasus.clock import parse_instant
+from pegasus.clock import client_instant, parse_instant
 from pegasus.errors import ConfigError, PegasusError
 from pegasus.memory import Memory
 
@@ -31,15 +31,19 @@ def _tool_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 def build_server(memory: Memory, user_id: str) -> MCPServer:
     """The MCP tools for `user_id`'s memory."""
-    server = MCPServer("pegasus", instructions=(
+    # WARNING: the SDK logs each failed tool call at INFO with its message, which quotes the
+    # person's words (an entity's name, an id), to the stderr the client keeps (docs/privacy.md).
+    server = MCPServer("pegasus", log_level="WARNING", instructions=(
         f"Long-term memory of user {user_id!r}. `recall` before answering when earlier "
         "conversations may matter; `remember` or `commit` what a finished conversation said."))
 
     def at(value: str | None):
+        """A tool's `at_time`, bounded as the HTTP API bounds its `at` (max_clock_skew_s)."""
         try:
-            return parse_instant(value) if value else None
+            instant = parse_instant(value) if value else None
         except ValueError as exc:
             raise PegasusError(f"at: not an ISO-8601 instant ({exc})") from exc
+        return client_instant(instant, memory.settings.max_clock_skew_s)
 
     @server.tool()
     @_tool_errors

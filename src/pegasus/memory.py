@@ -190,6 +190,14 @@ class Memory:
             except ValidationError as exc:
                 raise InvalidBatchError(
                     f"not an extraction batch: {describe_validation_error(exc)}") from exc
+        if transcript is not None:  # snippets are looked for in it: its size is work
+            size = len(transcript) if isinstance(transcript, str) else sum(
+                len(str(t.get("content", "")) if isinstance(t, dict) else str(t))
+                for t in transcript)
+            if size > self.settings.max_transcript_chars:
+                raise TooLargeError(f"transcript too long ({size} characters, limit "
+                                    f"{self.settings.max_transcript_chars}); split the "
+                                    "conversation")
         job = CommitJob(
             settings=self.settings, embedder=self.embedder, user_id=user_id,
             conversation_id=conversation_id, batch=batch, at=aware(at), transcript=transcript,

@@ -282,6 +282,24 @@ class Settings(BaseSettings):
     # close not finished by then is released for another replica or the next start.
     shutdown_grace_s: float = Field(default=8.0, gt=0, le=600)
 
+    # --- serve: hostile peers (docs/reliability.md, "Hostile peers") ------------------------
+    # A non-streamed upstream answer (an error's body too) is read up to this many bytes; one
+    # over it is refused (502). A streamed reply is relayed as it comes, its recorded text
+    # capped at max_turn_chars: serve's memory stays flat whatever the upstream sends.
+    upstream_max_bytes: int = Field(default=8 * 2**20, ge=1024)
+    # A reply, streamed or not, ends this long after it was asked for (upstream_timeout_s only
+    # bounds a silence): a model that never stops is cut there (502, or a broken stream).
+    upstream_reply_s: float = Field(default=1800.0, gt=0)
+    # A client's `at` on the HTTP API and MCP may lie at most this far past the server's clock
+    # (422 beyond): a client cannot date memories or turns in the future (design §6, "Clocks").
+    max_clock_skew_s: float = Field(default=300.0, ge=0)
+    # Slow clients: a request's headers must arrive within header_timeout_s of its first byte
+    # (of the connection opening, for the first); its body within body_timeout_s of the
+    # headers plus one second per body_min_rate bytes received (408 then, connection closed).
+    header_timeout_s: float = Field(default=10.0, gt=0)
+    body_timeout_s: float = Field(default=30.0, gt=0)
+    body_min_rate: int = Field(default=32 * 1024, ge=1)
+
     # --- limits on input --------------------------------------------------------------------
     max_transcript_chars: int = 2_000_000
     # One turn, wherever it is recorded (design §9, "Limits"): 413 above it; the proxy records

@@ -92,3 +92,57 @@ def test_two_migrations_taking_the_schema_lock_one_wins(settings, raw_driver):
     finally:
         raw_driver.execute_query("MATCH (l:PegasusMigrationLock {name: 'schema'}) "
                                  "SET l.holder = null, l.expires_at = null")
+
+
+def _all_blocked(driver, count: int) -> bool:
+    rows = driver.execute_query(
+        "SHOW TRANSACTIONS YIELD status WHERE status STARTS WITH 'Blocked' RETURN count(*) AS n"
+    ).records
+    return rows[0]["n"] >= count
+
+
+def test_two_undos_of_one_merge_at_once_split_it_once(settings, raw_driver, user_id):
+    """Two people (the page and an agent) undoing the same merge at the same moment: both wait
+    on the partition's lock, one splits the merge, the other is told it is undone already."""
+    from pegasus import Memory
+    from pegasus.errors import PegasusError
+    from tests.helpers import rel
+
+    with Memory(settings) as memory:
+        memory.commit(user_id, "c1", {
+            "entities": [{"name": "Oslo", "kind": "PLACE"}, {"name": "Oslo City", "kind": "PLACE"}],
+            "relations": [rel("User", "LIVES_IN", "Oslo", "I live in Oslo by the fjord"),
+                          rel("User", "VISITED", "Oslo City", "we visited Oslo City in May")]})
+        record = memory.merge_entities(user_id, "Oslo", "Oslo City").merge_record_id
+        outcomes: list[object] = []
+
+        def undo() -> None:
+            try:
+                outcomes.append(memory.undo_merge(user_id, record))
+            except PegasusError as exc:
+                outcomes.append(exc)
+
+        with raw_driver.session() as session:  # holds the partition while both undos start
+            tx = session.begin_transaction()
+            tx.run(cypher.load("write/lock_partition"), user_id=user_id, now=NOW).consume()
+            threads = [threading.Thread(target=undo) for _ in range(2)]
+            for thread in threads:
+                thread.start()
+            deadline = time.monotonic() + 30
+            while not _all_blocked(raw_driver, 2):
+                assert time.monotonic() < deadline, "the undos never waited for the lock"
+                time.sleep(0.05)
+            tx.commit()
+        for thread in threads:
+            thread.join(timeout=60)
+        done = [o for o in outcomes if not isinstance(o, Exception)]
+        refused = [o for o in outcomes if isinstance(o, Exception)]
+        assert len(done) == 1 and len(refused) == 1
+        assert done[0].restored == "Oslo City"
+        assert "is undone; nothing to undo" in str(refused[0])
+        names = raw_driver.execute_query(
+            "MATCH (e:Entity {user_id: $u}) WHERE e.name STARTS WITH 'Oslo' "
+            "RETURN e.name AS name ORDER BY name", u=user_id).records
+        assert [r["name"] for r in names] == ["Oslo", "Oslo City"]  # split once, no twin
+        assert sorted((m.relation, m.target) for m in memory.memories(user_id)) == [
+            ("LIVES_IN", "Oslo"), ("VISITED", "Oslo City")]

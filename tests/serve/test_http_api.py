@@ -302,8 +302,9 @@ def test_fuzzing_finds_no_server_error(settings):
     schema, never a 500 (schemathesis, driven per operation from one test).
 
     Not checked: that every schema-valid request succeeds. Some rules cannot be said in JSON
-    Schema (an instant before year 1 in UTC, a batch whose relations name nothing known, a
-    conversation id committed before with other content) and answer 4xx by design."""
+    Schema (an instant before year 1 in UTC or past the server's clock, a batch whose relations
+    name nothing known, a conversation id committed before with other content) and answer 4xx
+    by design."""
     configured = settings.model_copy(update={"api_keys": {KEY_A: "fuzz-user"}})
     # An extractor that records nothing and finishes, every time: /remember runs for real.
     finish = AIMessage(content="", tool_calls=[call("finish", 1)])

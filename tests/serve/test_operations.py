@@ -298,3 +298,43 @@ def test_the_hook_spool_is_readable_by_its_owner_only(tmp_path):
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
     assert Spool(path).pending == [{"prompt": "my words"}]
+
+
+def test_the_hook_spool_narrows_a_wider_folder_and_files(tmp_path):
+    folder = tmp_path / "state" / "pegasus"
+    folder.mkdir(parents=True, mode=0o755)
+    folder.chmod(0o755)  # as an older version, or a umask, left it
+    path = folder / "hook-spool.json"
+    path.write_text('{"pending": [{"prompt": "older words"}]}')
+    path.chmod(0o644)
+    lock = folder / "hook-spool.json.lock"
+    lock.touch(mode=0o644)
+    lock.chmod(0o644)
+    with locked_spool(path) as spool:
+        assert spool.pending == [{"prompt": "older words"}]
+        spool.pending.append({"prompt": "my words"})
+        spool.save()
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(lock.stat().st_mode) == 0o600
+    assert Spool(path).pending == [{"prompt": "older words"}, {"prompt": "my words"}]
+
+
+def test_the_hook_never_reads_or_writes_a_spool_through_a_planted_link(tmp_path):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)  # a sticky shared folder (as /tmp) is left as it is
+    planted = tmp_path / "attacker.json"
+    planted.write_text('{"pending": [{"prompt": "words the person never said"}]}')
+    path = shared / "hook-spool.json"
+    path.symlink_to(planted)
+    with pytest.raises(PermissionError, match="folder of your own"), locked_spool(path):
+        pass
+    assert stat.S_IMODE(shared.stat().st_mode) == 0o1777
+    assert planted.read_text() == '{"pending": [{"prompt": "words the person never said"}]}'
+    temporary = shared / "hook-spool2.json.tmp"
+    temporary.symlink_to(planted)
+    spool = Spool(shared / "hook-spool2.json")
+    with pytest.raises(OSError):
+        spool.save()  # O_NOFOLLOW: the planted .tmp is not written through
+    assert "never said" in planted.read_text()

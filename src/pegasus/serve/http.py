@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable, Iterator
+from datetime import datetime
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import anyio
@@ -15,6 +16,7 @@ from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBea
 from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
+from pegasus.clock import client_instant
 from pegasus.errors import (
     AmbiguousEntityError,
     ConfigError,
@@ -134,6 +136,12 @@ def current_user(request: Request,
 
 
 User = Annotated[str, Depends(current_user)]
+
+
+def client_at(request: Request, at: datetime | None) -> datetime | None:
+    """A request's `at`, bounded: every route that takes one passes it through here (no
+    future past max_clock_skew_s: 422; tests/serve/test_clocks.py tries every such route)."""
+    return client_instant(at, request.app.state.memory.settings.max_clock_skew_s)
 
 
 def memory_of(request: Request) -> Memory:

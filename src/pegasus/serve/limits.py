@@ -5,13 +5,18 @@ a Content-Length over the route's limit, it gets a 413 at once, without a byte o
 read; a body without one (chunked) is counted as the route reads it and refused the moment it
 passes the limit, so no route ever holds more than the limit. An import (the API's and the
 page's, streamed to disk) may be max_upload_bytes, every other body max_request_bytes.
-Starlette's RequestBodyLimitMiddleware counts the same way, but answers in plain text and takes
-its limit per route decorator: this one answers in the API's JSON error shape (Anthropic's on
-/v1/messages, by that route's own error handling) and keeps the limits in one place.
+The same reads are timed (docs/reliability.md, "Slow clients"): a body must arrive within
+body_timeout_s of the request's head plus one second per body_min_rate bytes received (a large
+upload at a fair pace has the time it needs; a body at 1 byte/s has body_timeout_s), else 408
+and the connection closed. Starlette's RequestBodyLimitMiddleware counts the same way, but
+answers in plain text and takes its limit per route decorator: this one answers in the API's
+JSON error shape (Anthropic's on /v1/messages, by that route's own error handling) and keeps
+the limits in one place.
 """
 
 from __future__ import annotations
 
+import anyio
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import JSONResponse
 from starlette.datastructures import Headers
@@ -29,6 +34,15 @@ class BodyTooLarge(HTTPException):
     def __init__(self, limit: int) -> None:
         super().__init__(413, f"the request body is over this route's limit of {limit:,} "
                               "bytes; nothing was read or stored")
+
+
+class BodyTooSlow(HTTPException):
+    """A body that did not arrive by its deadline."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(408, f"the request body did not arrive within {seconds:.0f} s "
+                              "(body_timeout_s, and body_min_rate bytes per second after it); "
+                              "nothing was stored", headers={"Connection": "close"})
 
 
 class BodyLimit:
@@ -57,10 +71,13 @@ class BodyLimit:
             await self.app(scope, receive, send)
             return
         declared = Headers(scope=scope).get("content-length", "")
-        read = 0
+        read, whole = 0, False
+        started = anyio.current_time()
 
         async def counted() -> Message:
-            nonlocal read
+            nonlocal read, whole
+            if whole:  # the body is in: what comes now is the client leaving
+                return await receive()
             # The route is known by now (the router set it before the route reads).
             route = getattr(scope.get("route"), "path", None)
             limit = (self.settings.max_upload_bytes if route in UPLOADS
@@ -69,9 +86,14 @@ class BodyLimit:
                 raise Unauthorized
             if declared.isdigit() and int(declared) > limit:
                 raise BodyTooLarge(limit)
-            message = await receive()
+            allowed = self.settings.body_timeout_s + read / self.settings.body_min_rate
+            with anyio.move_on_after(started + allowed - anyio.current_time()) as late:
+                message = await receive()
+            if late.cancelled_caught:
+                raise BodyTooSlow(allowed)
             if message["type"] == "http.request":
                 read += len(message.get("body", b""))
+                whole = not message.get("more_body", False)
                 if read > limit:
                     raise BodyTooLarge(limit)
             return message
@@ -80,10 +102,14 @@ class BodyLimit:
 
 
 def add_body_limit(app: FastAPI) -> None:
-    """Limit every route's request body."""
+    """Limit every route's request body, in size and in time."""
 
     async def refused(request: Request, exc: BodyTooLarge) -> JSONResponse:
         return error(413, exc.detail, "too_large_error")
 
+    async def late(request: Request, exc: BodyTooSlow) -> JSONResponse:
+        return error(408, exc.detail, "timeout_error", exc.headers)
+
     app.add_exception_handler(BodyTooLarge, refused)
+    app.add_exception_handler(BodyTooSlow, late)
     app.add_middleware(BodyLimit, fastapi=app)

@@ -14,7 +14,15 @@ from pegasus.errors import ConfigError
 from pegasus.models.batch import ExtractionBatch, Turn
 from pegasus.models.reports import CommitReport, DecayReport
 from pegasus.models.views import EntityView, MergeRecord
-from pegasus.serve.http import ID, ID_PATTERN, User, error_responses, in_thread, memory_of
+from pegasus.serve.http import (
+    ID,
+    ID_PATTERN,
+    User,
+    client_at,
+    error_responses,
+    in_thread,
+    memory_of,
+)
 
 MEMORY_ERRORS = error_responses(400, 401, 422, 503)
 router = APIRouter()
@@ -100,9 +108,10 @@ class ConsolidateRequest(BaseModel):
 @router.post("/v1/memory/recall", response_model=RecallResponse, responses=MEMORY_ERRORS,
              tags=["memory"], summary="What a message recalls ([MEMORY]/[CONTEXT])")
 async def recall(body: RecallRequest, user: User, request: Request) -> dict[str, Any]:
+    at = client_at(request, body.at)
     with request.app.state.metrics.recall_seconds.time():
         result = await in_thread(request, memory_of(request).recall, user, body.text,
-                                 body.conversation_id, body.at)
+                                 body.conversation_id, at)
     return result.as_json()
 
 
@@ -110,21 +119,23 @@ async def recall(body: RecallRequest, user: User, request: Request) -> dict[str,
              responses=error_responses(400, 401, 409, 422, 503), tags=["memory"],
              summary="Commit an extraction batch (no LLM)")
 async def commit(body: CommitRequest, user: User, request: Request) -> CommitReport:
+    at = client_at(request, body.at)
     transcript = [t.model_dump() for t in body.transcript] if body.transcript else None
     return await in_thread(request, memory_of(request).commit, user, body.conversation_id,
-                           body.batch, body.at, transcript, bounded=False)
+                           body.batch, at, transcript, bounded=False)
 
 
 @router.post("/v1/memory/remember", response_model=CommitReport,
              responses=error_responses(400, 401, 409, 413, 422, 502, 503), tags=["memory"],
              summary="Extract a transcript with the LLM, then commit it")
 async def remember(body: RememberRequest, user: User, request: Request) -> CommitReport:
+    at = client_at(request, body.at)
     memory = memory_of(request)
     if not memory.has_llm:
         raise ConfigError("no LLM configured (PEGASUS_LLM_MODEL): use /v1/memory/commit "
                           "with an extraction batch instead")
     return await in_thread(request, memory.remember, user, body.conversation_id,
-                           body.turns, body.at, bounded=False)
+                           body.turns, at, bounded=False)
 
 
 @router.post("/v1/memory/turns", response_model=TurnsResponse,
@@ -132,13 +143,14 @@ async def remember(body: RememberRequest, user: User, request: Request) -> Commi
              summary="Record turns of a conversation as they happen (closed later: "
                      "POST /v1/conversations/{id}/close, or after idle_close_s)")
 async def turns(body: TurnsRequest, user: User, request: Request) -> dict[str, Any]:
+    at = client_at(request, body.at)
     conversations = request.app.state.conversations
 
     def record() -> dict[str, Any]:
         conversation_id = conversations.resolve(user, body.conversation_id)
         count = conversations.record(
             user, conversation_id,
-            [t.model_dump(exclude_none=True) for t in body.turns], aware(body.at),
+            [t.model_dump(exclude_none=True) for t in body.turns], at or aware(None),
             source="client")
         memory = request.app.state.memory
         return {"conversation_id": conversation_id, "turns": count,
@@ -150,8 +162,9 @@ async def turns(body: TurnsRequest, user: User, request: Request) -> dict[str, A
 @router.post("/v1/memory/close", response_model=CloseResponse, responses=MEMORY_ERRORS,
              tags=["memory"], summary="Close a conversation: reinforce what its reads used")
 async def close(body: CloseRequest, user: User, request: Request) -> dict[str, Any]:
+    at = client_at(request, body.at)
     count = await in_thread(request, memory_of(request).close_conversation, user,
-                            body.conversation_id, body.at)
+                            body.conversation_id, at)
     return {"conversation_id": body.conversation_id, "reinforced": count}
 
 
@@ -159,7 +172,8 @@ async def close(body: CloseRequest, user: User, request: Request) -> dict[str, A
              tags=["memory"], summary="The decay pass over this user's memory")
 async def consolidate(body: ConsolidateRequest, user: User, request: Request
                       ) -> DecayReport:
-    return await in_thread(request, memory_of(request).consolidate, body.at, user,
+    at = client_at(request, body.at)
+    return await in_thread(request, memory_of(request).consolidate, at, user,
                            bounded=False)
 
 

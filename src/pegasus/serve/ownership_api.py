@@ -17,6 +17,7 @@ from pegasus.models.views import MEMORY_STATES, MemoryEdge, MemoryHistory
 from pegasus.serve.http import (
     ID_PATTERN,
     User,
+    client_at,
     error_responses,
     in_thread,
     memory_of,
@@ -89,7 +90,8 @@ async def one_memory(memory_id: MemoryPath, user: User, request: Request) -> Mem
              summary="Retract a wrong memory (never recalled again), or undo that")
 async def retract(memory_id: MemoryPath, body: RetractRequest, user: User,
                   request: Request) -> Correction:
-    return await in_thread(request, memory_of(request).retract, user, memory_id, body.at,
+    at = client_at(request, body.at)
+    return await in_thread(request, memory_of(request).retract, user, memory_id, at,
                            body.undo)
 
 
@@ -104,15 +106,17 @@ async def forget_memory(memory_id: MemoryPath, user: User, request: Request
               tags=["ownership"], summary="Rename an entity, add or remove aliases")
 async def patch_entity(entity: EntityPath, body: EntityPatch, user: User,
                        request: Request) -> Correction:
+    at = client_at(request, body.at)
     return await in_thread(request, memory_of(request).correct_entity, user, entity, body.name,
-                           body.add_aliases, body.remove_aliases, body.at)
+                           body.add_aliases, body.remove_aliases, at)
 
 
 @router.post("/v1/memory/entities/merge", response_model=Correction, responses=found,
              tags=["ownership"], summary="Merge two entities that are one (undoable)")
 async def merge_entities(body: MergeRequest, user: User, request: Request) -> Correction:
+    at = client_at(request, body.at)
     return await in_thread(request, memory_of(request).merge_entities, user, body.keep,
-                           body.absorb, body.at)
+                           body.absorb, at)
 
 
 @router.post("/v1/memory/merges/{record_id}/undo", response_model=UndoResult,

@@ -29,6 +29,7 @@ from pegasus.errors import ConfigError, TooLargeError
 from pegasus.hook import memory_note  # one wording for the hooks and the proxy
 from pegasus.serve.conversations import derived_id
 from pegasus.serve.http import ID_PATTERN, User, error, error_responses
+from pegasus.serve.observe import CLIENT_CLOSED
 from pegasus.text import head_and_tail
 
 log = logging.getLogger("pegasus.serve")
@@ -204,44 +205,115 @@ def _upstream_failed(status: int | None, detail: str, prepared: Prepared) -> JSO
                  "upstream_error", prepared.headers)
 
 
+class UpstreamCut(Exception):
+    """A reply cut short by its bounds (upstream_max_bytes, upstream_reply_s)."""
+
+
+async def read_capped(upstream: httpx.Response, limit: int, deadline: float) -> bytes:
+    """An upstream answer's body, at most `limit` bytes (decoded) by `deadline` (anyio's
+    clock): an endless or oversized body costs serve `limit` bytes, never more."""
+    body = bytearray()
+    chunks = upstream.aiter_bytes()
+    while True:
+        with anyio.fail_after(max(deadline - anyio.current_time(), 0)):
+            chunk = await anext(chunks, None)
+        if chunk is None:
+            return bytes(body)
+        body += chunk
+        if len(body) > limit:
+            raise UpstreamCut(f"its answer is over upstream_max_bytes ({limit:,} bytes)")
+
+
+async def until_disconnected(request: Request) -> None:
+    """Return when the client has gone (its body is read by then: the next message is the
+    disconnect)."""
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
+
+
 async def forward(request: Request, user: str, client: httpx.AsyncClient, path: str,
                   payload: dict[str, Any], prepared: Prepared, *,
                   reply_of: Callable[[Any], str], piece_of: Callable[[Any], str | None],
                   headers: dict[str, str] | None = None) -> Response:
     """Send the request on; relay the answer (or its server-sent events as they arrive) and
     record the reply. `reply_of` reads the reply from a whole answer (raising KeyError,
-    TypeError… when it is not one), `piece_of` a piece of it from one event's data."""
+    TypeError… when it is not one), `piece_of` a piece of it from one event's data.
+    Bounded (docs/reliability.md, "Hostile peers"): a whole answer is read up to
+    upstream_max_bytes, a reply ends by upstream_reply_s, and the wait is abandoned when the
+    client goes."""
+    settings = request.app.state.memory.settings
+    deadline = anyio.current_time() + settings.upstream_reply_s
     stream = bool(payload.get("stream"))
-    answer_headers = prepared.headers
+    outcome: Response | None = None
+    async with anyio.create_task_group() as watch:
+        async def abandon() -> None:
+            nonlocal outcome
+            await until_disconnected(request)
+            outcome = Response(status_code=CLIENT_CLOSED)
+            watch.cancel_scope.cancel()
+
+        watch.start_soon(abandon)
+        try:
+            outcome = await _answer(request, user, client, path, payload, prepared, deadline,
+                                    stream, reply_of, piece_of, headers)
+        finally:
+            watch.cancel_scope.cancel()
+    assert outcome is not None  # the answer, or the client's departure, set it
+    return outcome
+
+
+async def _answer(request: Request, user: str, client: httpx.AsyncClient, path: str,
+                  payload: dict[str, Any], prepared: Prepared, deadline: float, stream: bool,
+                  reply_of: Callable[[Any], str], piece_of: Callable[[Any], str | None],
+                  headers: dict[str, str] | None) -> Response:
+    settings = request.app.state.memory.settings
+    upstream_request = client.build_request("POST", path, json=payload, headers=headers)
+    late = f"no whole answer within upstream_reply_s ({settings.upstream_reply_s:g} s)"
     try:
-        upstream_request = client.build_request("POST", path, json=payload, headers=headers)
-        upstream = await client.send(upstream_request, stream=stream)
+        with anyio.fail_after(max(deadline - anyio.current_time(), 0)):
+            upstream = await client.send(upstream_request, stream=True)
     except httpx.HTTPError as exc:
         return _upstream_failed(None, str(exc) or type(exc).__name__, prepared)
-    if upstream.status_code != 200:
-        detail = (await upstream.aread()).decode("utf-8", "replace")
+    except TimeoutError:
+        return _upstream_failed(None, late, prepared)
+    if upstream.status_code == 200 and stream:
+        return _stream(request, user, prepared, upstream, piece_of, deadline)
+    try:
+        body = await read_capped(upstream, settings.upstream_max_bytes, deadline)
+    except UpstreamCut as exc:
+        return _upstream_failed(upstream.status_code, str(exc), prepared)
+    except TimeoutError:
+        return _upstream_failed(upstream.status_code, late, prepared)
+    except httpx.HTTPError as exc:
+        return _upstream_failed(upstream.status_code, str(exc) or type(exc).__name__, prepared)
+    finally:
         await upstream.aclose()
-        return _upstream_failed(upstream.status_code, detail, prepared)
-    if not stream:
-        try:
-            answer = upstream.json()
-            reply = reply_of(answer)
-        except (ValueError, KeyError, IndexError, TypeError, AttributeError):
-            return _upstream_failed(200, f"not an answer of {path}", prepared)
-        if prepared.recording:
-            await run_in_threadpool(_record_reply, request, user, prepared.conversation_id,
-                                    reply)
-        return JSONResponse(answer, headers=answer_headers)
-    return _stream(request, user, prepared, upstream, piece_of)
+    if upstream.status_code != 200:
+        return _upstream_failed(upstream.status_code, body.decode("utf-8", "replace"), prepared)
+    try:
+        answer = json.loads(body)
+        reply = reply_of(answer)
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+        return _upstream_failed(200, f"not an answer of {path}", prepared)
+    if prepared.recording:
+        await run_in_threadpool(_record_reply, request, user, prepared.conversation_id, reply)
+    return JSONResponse(answer, headers=prepared.headers)
 
 
 def _stream(request: Request, user: str, prepared: Prepared, upstream: httpx.Response,
-            piece_of: Callable[[Any], str | None]) -> StreamingResponse:
-    """Relay the upstream's server-sent events as they arrive; record the reply at the end."""
+            piece_of: Callable[[Any], str | None], deadline: float) -> StreamingResponse:
+    """Relay the upstream's server-sent events as they arrive; record the reply at the end.
+    What serve holds stays bounded whatever the upstream sends: the recorded text keeps
+    max_turn_chars characters, an unfinished line upstream_max_bytes; the relay is cut at the
+    reply's deadline (with an error event) and stops when the client goes."""
+    settings = request.app.state.memory.settings
+    limit, line_limit = settings.max_turn_chars, settings.upstream_max_bytes
     pieces: list[str] = []
+    kept = 0
 
     def collect(line: bytes) -> None:
-        if not line.startswith(b"data:"):
+        nonlocal kept
+        if kept >= limit or not line.startswith(b"data:"):
             return
         data = line[5:].strip()
         if not data or data == b"[DONE]":
@@ -251,17 +323,34 @@ def _stream(request: Request, user: str, prepared: Prepared, upstream: httpx.Res
         except (ValueError, KeyError, IndexError, TypeError, AttributeError):
             return
         if isinstance(piece, str):
-            pieces.append(piece)
+            pieces.append(piece[:limit - kept])
+            kept += len(pieces[-1])
 
     async def relay():
         pending = b""
+        chunks = upstream.aiter_raw()
         try:
-            async for chunk in upstream.aiter_raw():
+            while True:
+                with anyio.move_on_after(max(deadline - anyio.current_time(), 0)) as late:
+                    chunk = await anext(chunks, None)
+                if late.cancelled_caught:
+                    # An error event, as the providers end a stream that fails mid-way (the
+                    # OpenAI and Anthropic SDKs raise it); the reply so far is recorded.
+                    message = (f"the upstream's reply was cut at upstream_reply_s "
+                               f"({settings.upstream_reply_s:g} s)")
+                    yield ("event: error\ndata: " + json.dumps(
+                        {"type": "error", "error": {"type": "upstream_error",
+                                                    "message": message}}) + "\n\n").encode()
+                    return
+                if chunk is None:
+                    break
                 yield chunk
                 pending += chunk
                 *lines, pending = pending.split(b"\n")
                 for line in lines:
                     collect(line.strip())
+                if len(pending) > line_limit:  # no event is this long: not one to record
+                    pending = b""
             collect(pending.strip())
         finally:
             await upstream.aclose()
@@ -306,13 +395,18 @@ async def chat_completions(
             summary="The upstream's models, as it lists them")
 async def models(user: User, request: Request) -> Response:
     client = _upstream(request)
+    settings = request.app.state.memory.settings
     try:
-        upstream = await client.get("models")
-    except httpx.HTTPError as exc:
-        return error(502, f"the upstream could not be reached: {exc}", "upstream_error")
+        with anyio.fail_after(settings.upstream_reply_s):
+            async with client.stream("GET", "models") as upstream:
+                body = await read_capped(upstream, settings.upstream_max_bytes,
+                                         anyio.current_time() + settings.upstream_reply_s)
+    except (httpx.HTTPError, UpstreamCut, TimeoutError) as exc:
+        return error(502, f"the upstream could not be read: {str(exc) or type(exc).__name__}",
+                     "upstream_error")
     if upstream.status_code != 200:
         return error(502, f"the upstream answered {upstream.status_code}", "upstream_error")
-    return Response(upstream.content, media_type="application/json")
+    return Response(body, media_type="application/json")
 
 
 @router.post("/v1/conversations/{conversation_id}/close", status_code=202,
