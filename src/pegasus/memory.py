@@ -46,6 +46,7 @@ from pegasus.models.views import EntityView, MemoryEdge, MemoryHistory, MergeRec
 from pegasus.ownership.forget import forget_staged
 from pegasus.recall.engine import Explained, Query, RecallEngine, RecallParams
 from pegasus.recall.warm import rehearse as rehearse_recall
+from pegasus.screen import screen_turns
 from pegasus.settings import Settings
 from pegasus.snippets import backfill_sightings
 from pegasus.store import Store, run
@@ -289,6 +290,7 @@ class Memory:
     def _record_turns(self, query: Query, user_id: str, conversation_id: str,
                       turns: list[dict[str, Any]], at: datetime | None, source: str,
                       model: str | None) -> int:
+        turns = screen_turns(turns)  # no secret is recorded (design §15)
         self._check_turn_sizes(turns)
         rows = [{"id": t.get("id"), "json": json.dumps(
                     {"role": t["role"], "content": t["content"]}, ensure_ascii=False)}
@@ -447,6 +449,7 @@ class Memory:
         except TypeError as exc:
             raise InvalidBatchError(f"not a transcript (a list of {{role, content}}): {exc}"
                                     ) from exc
+        checked = screen_turns(checked)  # extraction never sees a secret (design §15)
         self._check_turn_sizes(checked)
         size = sum(len(t["content"]) for t in checked)
         if size > self.settings.max_transcript_chars:

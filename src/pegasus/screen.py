@@ -130,6 +130,9 @@ _NOT_A_VALUE = function_words() | frozenset((
     "strong", "unknown", "valid", "visible", "weak", "working", "written", "wrong", "true",
     "false", "none", "null", "see", "tbd", "todo", "redacted", "unset", "optional", "default"))
 _PUNCTUATION = ".,;:!?)]}>"
+# What ends a sentence or a clause after a password; "!" and "?" stay in its marker (passwords
+# end in them far more often than sentences around a password do).
+_CLAUSE_END = ".,;:)]}>"
 _CARD = re.compile(r"(?<![\d.,/-])(?:\d[ -]?){12,18}\d(?![\d/]|[.,-]\d)")
 _CARD_GROUPS = {(4, 4, 4, 4), (4, 4, 4, 4, 3), (4, 6, 5), (4, 6, 4), (4, 4, 4, 1), (4, 4, 4, 2),
                 (4, 4, 4, 3), (4, 4, 4, 4, 1), (4, 4, 4, 4, 2), (4, 4, 5)}
@@ -305,7 +308,8 @@ def _in_piece(piece: str) -> Iterator[_Found]:
             value = match.group(2).rstrip(_PUNCTUATION)
             kind = _name_kind(match.group(1))
             if kind == PASSWORD and _looks_like_password(value):
-                yield _Found(match.start(2), match.end(2), kind)
+                whole = match.group(2).rstrip(_CLAUSE_END)
+                yield _Found(match.start(2), match.start(2) + len(whole), kind)
             elif _looks_like_credential(value):
                 yield _Found(match.start(2), match.start(2) + len(value), kind)
         for match in _SAID.finditer(piece):
@@ -349,9 +353,7 @@ def _said(match: re.Match[str]) -> Iterator[_Found]:
     value = match.group(3).rstrip(_PUNCTUATION)
     if not value:
         return
-    # A password may end in punctuation: its marker takes the sentence's full stop with it
-    # rather than leave a character of the password behind.
-    whole = match.group(3)
+    whole = match.group(3).rstrip(_CLAUSE_END)
     between = match.group(2).split()
     if any(has_marker(w) for w in between):
         return
@@ -458,8 +460,9 @@ class Screen:
             if isinstance(text, str) and text:
                 for span in _spans(text):
                     value = text[span.start:span.end]
-                    if len(value) >= MIN_LEARNED_CHARS:
-                        self._learned.setdefault(value, span.kind)
+                    for form in (value, value.rstrip(_PUNCTUATION)):
+                        if len(form) >= MIN_LEARNED_CHARS:
+                            self._learned.setdefault(form, span.kind)
 
     def __call__(self, text: str) -> str:
         """`text` screened: detected secrets and learned values masked, counted in `found`."""
@@ -472,7 +475,7 @@ class Screen:
                     spans.append(_Found(start, end, kind))
         spans = _joined(spans)
         for span in spans:
-            self._removed.setdefault(text[span.start:span.end], span.kind)
+            self._removed.setdefault(_identity(text[span.start:span.end], span.kind), span.kind)
         return _masked(text, spans).text
 
     def data(self, value: Any, skip: Callable[[str], bool] = lambda key: False) -> Any:
@@ -486,21 +489,37 @@ class Screen:
         if isinstance(value, list):
             return [self.data(v, skip) for v in value]
         if isinstance(value, dict):
-            return {k: v if skip(k) else self.data(v, skip) for k, v in value.items()}
+            return {k: v if skip(k) else self.keyed(k, v) if isinstance(v, str)
+                    else self.data(v, skip) for k, v in value.items()}
         return value
+
+    def keyed(self, key: Any, value: str) -> str:
+        """A string under a key, screened with its key for context ({"pin": "4821"} is
+        `pin=4821`); the key itself is kept as it is."""
+        if not isinstance(key, str):
+            return self(value)
+        framed = self(f"{key}={value}")
+        return framed[len(key) + 1:] if framed.startswith(f"{key}=") else self(value)
 
     def strings(self, value: Any, skip: Callable[[str], bool] = lambda key: False
                 ) -> Iterator[str]:
-        """Every string of a JSON-like value (the ones `data` would screen)."""
-        stack = [value]
+        """Every string of a JSON-like value (the ones `data` screens) to learn from; a string
+        under a key is given as `key=value`, so a key names its value ({"password": "…"})."""
+        stack: list[tuple[Any, Any]] = [(None, value)]
         while stack:
-            item = stack.pop()
+            key, item = stack.pop()
             if isinstance(item, str):
-                yield item
+                yield f"{key}={item}" if isinstance(key, str) else item
             elif isinstance(item, list):
-                stack.extend(item)
+                stack.extend((None, v) for v in item)
             elif isinstance(item, dict):
-                stack.extend(v for k, v in item.items() if not skip(k))
+                stack.extend((k, v) for k, v in item.items() if not skip(k))
+
+
+def _identity(value: str, kind: str) -> str:
+    """One secret however it is written (a card with or without its spaces, a password with
+    the sentence's punctuation after it), so it is counted once."""
+    return re.sub(r"[ -]", "", value) if kind == CARD else value.rstrip(_PUNCTUATION)
 
 
 def _bounded(text: str, start: int, end: int) -> bool:
