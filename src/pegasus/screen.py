@@ -104,12 +104,14 @@ _PROVIDER = [
 ]
 # "Authorization: Bearer …", "Bearer …" in a curl line.
 _BEARER = re.compile(r"\b(?:Bearer|Basic|Token)\s+([A-Za-z0-9._~+/=-]{16,})", re.IGNORECASE)
-# Unquoted `name=value` / `name: value` with a secret-sounding name (env files, shell, YAML).
+# Unquoted `name=value` / `name: value` with a secret-sounding name (env files, shell, YAML):
+# the word is a whole part of the name (DB_PASS, dbPassword, api-key), never the start of
+# another word (passion, secretary, tokenizer).
 _ASSIGNED = re.compile(
     r"(?<![A-Za-z0-9])((?:[A-Za-z0-9]{1,20}[_.-]|[a-z0-9]{1,20}(?=[A-Z])){0,3}"
     r"(?i:pass(?:word|wd|phrase)?|pwd|secret|token|api[_-]?key|access[_-]?key|"
     r"private[_-]?key|auth[_-]?key|client[_-]?key|credentials?)"
-    r"(?:[_.-]?[A-Za-z0-9]{1,20}){0,2})[\"']?\s{0,3}(?::=|=|:)\s{0,3}"
+    r"(?:[_.-][A-Za-z0-9]{1,20}|[A-Z0-9][A-Za-z0-9]{0,19}){0,2})[\"']?\s{0,3}(?::=|=|:)\s{0,3}"
     r"[\"'`]?([^\s\"'`,;]{4,200})")
 # What a person says: "my password is …", "the API key for staging: …", "pin code is 1234".
 _SAID = re.compile(
@@ -220,7 +222,7 @@ def _looks_like_password(value: str) -> bool:
     if len(word) < 3 or word.lower() in _NOT_A_VALUE or has_marker(word):
         return False
     return not (is_templated_secret(word) or is_prefixed_with_dollar_sign(word)
-                or set(word) <= set("*.x"))
+                or set(word) <= set("*.x") or word.startswith(("/", "./", "../", "~/")))
 
 
 def _looks_like_credential(value: str) -> bool:

@@ -139,6 +139,12 @@ UNCHANGED = [
     "token = get_token()",
     "bypass=true",
     "compass: north",
+    # a secret-sounding word inside another word names nothing (found on the dev set: a
+    # property {"passion": "cooking"} once masked every "cooking" of its batch)
+    "passion=cooking",
+    "secretary: Anna",
+    "tokenizer=bert-base-uncased",
+    "credentials_file=/home/me/creds.json",
     "git checkout 3f2a9c1e8b7d6a5f4e3d2c1b0a9f8e7d6c5b4a39",
     "the request id is 550e8400-e29b-41d4-a716-446655440000",
     "see https://github.com/getzep/graphiti/blob/main/graphiti_core/graphiti.py#L120",
@@ -291,10 +297,14 @@ def test_a_batch_loses_every_secret_and_what_a_secret_names() -> None:
 
 def test_a_batch_without_secrets_is_unchanged() -> None:
     batch = ExtractionBatch.model_validate({
-        "entities": [{"name": "Alex", "kind": "PERSON", "is_user": True, "aliases": ["Al"]}],
+        "entities": [{"name": "Alex", "kind": "PERSON", "is_user": True, "aliases": ["Al"]},
+                     {"name": "Mom", "kind": "PERSON", "properties": {"passion": "cooking",
+                                                                     "secret": "none"}}],
         "relations": [{"source": "Alex", "relation": "LIVES_IN", "target": "Lyon",
-                       "snippet": "I live in Lyon"}],
-        "conversation": {"summary": "moving", "tags": ["home"]}})
+                       "snippet": "I live in Lyon"},
+                      {"source": "Mom", "relation": "LOVES", "target": "cooking",
+                       "snippet": "My mom had a big passion for cooking."}],
+        "conversation": {"summary": "moving; mom loved cooking", "tags": ["home", "cooking"]}})
     screened = screen_batch(batch, "I live in Lyon")
     assert screened.batch == batch and screened.transcript == "I live in Lyon"
     assert not screened.found and not screened.dropped
