@@ -84,23 +84,29 @@ _PEM = re.compile(
 _PUTTY = re.compile(r"PuTTY-User-Key-File-\d: [^\n]{0,100}(?:\n[^\n]{0,200}){0,60}?"
                     r"\nPrivate-MAC: [0-9a-f]+")
 
-# Keys and tokens of providers detect-secrets has no (current) pattern for.
+# Keys and tokens of providers detect-secrets has no (current) pattern for. Each starts with
+# its literal prefix, so the search jumps from one prefix to the next; the look-behind after
+# it checks the prefix starts a word.
+def _provider(prefix: str, width: int, rest: str) -> re.Pattern[str]:
+    return re.compile(rf"{prefix}(?<![\w.-].{{{width}}}){rest}")
+
+
 _PROVIDER = [
-    (re.compile(r"(?<![\w-])sk-(?:proj-|ant-(?:api|admin)\d\d-|svcacct-|None-)?"
-                r"[A-Za-z0-9_-]{20,}"), API_KEY),  # OpenAI, Anthropic
-    (re.compile(r"(?<![\w-])(?:sk|rk|pk)_(?:live|test)_[0-9A-Za-z]{16,}"), API_KEY),  # Stripe
-    (re.compile(r"(?<![\w-])AIza[0-9A-Za-z_-]{35}"), API_KEY),  # Google
-    (re.compile(r"(?<![\w-])hf_[A-Za-z0-9]{30,}"), TOKEN),  # Hugging Face
-    (re.compile(r"(?<![\w-])github_pat_[A-Za-z0-9_]{40,}"), TOKEN),
-    (re.compile(r"(?<![\w-])gh[pousr]_[A-Za-z0-9]{30,}"), TOKEN),
-    (re.compile(r"(?<![\w-])glpat-[A-Za-z0-9_-]{20,}"), TOKEN),
-    (re.compile(r"(?<![\w-])xox[abposr]-[A-Za-z0-9-]{10,}"), TOKEN),  # Slack
-    (re.compile(r"(?<![\w-])npm_[A-Za-z0-9]{36}"), TOKEN),
-    (re.compile(r"(?<![\w-])pypi-[A-Za-z0-9_-]{50,}"), TOKEN),
-    (re.compile(r"(?<![\w-])SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}"), API_KEY),  # SendGrid
-    (re.compile(r"(?<![\w.-])eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"),
+    (_provider("sk-", 3, r"(?:proj-|ant-(?:api|admin)\d\d-|svcacct-|None-)?[A-Za-z0-9_-]{20,}"),
+     API_KEY),  # OpenAI, Anthropic
+    (_provider("[srp]k_", 3, r"(?:live|test)_[0-9A-Za-z]{16,}"), API_KEY),  # Stripe
+    (_provider("AIza", 4, r"[0-9A-Za-z_-]{35}"), API_KEY),  # Google
+    (_provider("hf_", 3, r"[A-Za-z0-9]{30,}"), TOKEN),  # Hugging Face
+    (_provider("github_pat_", 11, r"[A-Za-z0-9_]{40,}"), TOKEN),
+    (_provider("gh[pousr]_", 4, r"[A-Za-z0-9]{30,}"), TOKEN),
+    (_provider("glpat-", 6, r"[A-Za-z0-9_-]{20,}"), TOKEN),
+    (_provider("xox[abposr]-", 5, r"[A-Za-z0-9-]{10,}"), TOKEN),  # Slack
+    (_provider("npm_", 4, r"[A-Za-z0-9]{36}"), TOKEN),
+    (_provider("pypi-", 5, r"[A-Za-z0-9_-]{50,}"), TOKEN),
+    (_provider(r"SG\.", 3, r"[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}"), API_KEY),  # SendGrid
+    (_provider("eyJ", 3, r"[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"),
      TOKEN),  # a JWT, signature included
-    (re.compile(r"(?<![\w-])(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}(?![0-9A-Z])"), API_KEY),
+    (_provider("A(?:KIA|SIA|BIA|CCA)", 4, r"[0-9A-Z]{16}(?![0-9A-Z])"), API_KEY),  # AWS
 ]
 # "Authorization: Bearer …", "Bearer …" in a curl line.
 _BEARER = re.compile(r"\b(?:Bearer|Basic|Token)\s+([A-Za-z0-9._~+/=-]{16,})", re.IGNORECASE)
@@ -135,7 +141,9 @@ _PUNCTUATION = ".,;:!?)]}>"
 # What ends a sentence or a clause after a password; "!" and "?" stay in its marker (passwords
 # end in them far more often than sentences around a password do).
 _CLAUSE_END = ".,;:)]}>"
-_CARD = re.compile(r"(?<![\d.,/-])(?:\d[ -]?){12,18}\d(?![\d/]|[.,-]\d)")
+# 13-19 digits, separated or not (the look-behind after the first digit lets the search jump
+# from digit to digit).
+_CARD = re.compile(r"\d(?<![\d.,/-]\d)(?:[ -]?\d){12,18}(?![\d/]|[.,-]\d)")
 _CARD_GROUPS = {(4, 4, 4, 4), (4, 4, 4, 4, 3), (4, 6, 5), (4, 6, 4), (4, 4, 4, 1), (4, 4, 4, 2),
                 (4, 4, 4, 3), (4, 4, 4, 4, 1), (4, 4, 4, 4, 2), (4, 4, 5)}
 # A long token in prose: random enough, mixed enough, and no path or word run.
@@ -145,7 +153,15 @@ MAX_TOKEN_CHARS = 512
 # The gates of the rules (see _in_piece).
 _LONG_RUN = re.compile(r"[^\s'\"`<>()\[\]{},;]{16,}")
 _NAMED = re.compile(r"pass|pwd|secret|token|key|credential|\bpin\b|contrase", re.IGNORECASE)
-_FOUR_DIGITS = re.compile(r"\d{4}")
+_DIGIT_RUN = re.compile(r"\d{4}[ -]?\d{4}")  # how every card number starts
+# Secret-sounding words, in a lower-cased piece; the rules for names and sayings search from
+# BEFORE_STEM_CHARS before one (a name's prefix, "personal access" before "token") to
+# AFTER_STEM_CHARS after it (four words, "is", a value of 200 characters).
+_STEMS = re.compile(r"pass|pwd|pin|key|token|secret|credential|contrase")
+BEFORE_STEM_CHARS = 80
+AFTER_STEM_CHARS = 480
+# A quoted value assigned or compared: what detect-secrets' keyword plugin needs to find one.
+_QUOTED = re.compile(r"[=:(]\s*@?[\"'`]|[\"'`]\s*[!=]=|[\"'`]\s*;")
 _HASH_PREFIX = re.compile(r"(?:sha1|sha256|sha384|sha512|md5)[-:]$", re.IGNORECASE)
 _HASHED = re.compile(r"(?:sha1|sha256|sha384|sha512|md5)[-:]", re.IGNORECASE)
 
@@ -286,27 +302,28 @@ def _occurrences(text: str, value: str, start: int = 0) -> Iterator[tuple[int, i
 
 def _in_piece(piece: str) -> Iterator[_Found]:
     """Every secret one piece of text holds, as spans. Each rule runs only where what it looks
-    for can be (a long run of non-space characters, a secret-sounding word, four digits): an
-    ordinary sentence costs a few cheap searches."""
+    for can be (a long run of non-space characters; near a secret-sounding word; thirteen
+    digits): an ordinary sentence costs a few cheap searches."""
     long_run = bool(_LONG_RUN.search(piece))
-    named = bool(_NAMED.search(piece))
-    if long_run or named:
-        yield from _by_plugins(piece, long_run, named)
+    windows = _windows(piece)
+    yield from _by_plugins(piece, long_run, windows)
     if long_run:
         for pattern, kind in _PROVIDER:
             for match in pattern.finditer(piece):
                 yield _Found(match.start(), match.end(), kind)
-        for match in _BEARER.finditer(piece):
-            if _looks_like_credential(match.group(1)):
-                yield _Found(match.start(1), match.end(1), TOKEN)
+        lower = piece.lower()
+        if "bearer" in lower or "basic" in lower or "token" in lower:
+            for match in _BEARER.finditer(piece):
+                if _looks_like_credential(match.group(1)):
+                    yield _Found(match.start(1), match.end(1), TOKEN)
         for match in _TOKEN.finditer(piece):
             value = match.group().rstrip("=-_").lstrip("-_")
             if 24 <= len(value) <= MAX_TOKEN_CHARS and _random_enough(value) \
                     and not _in_url(piece, match.start()) and not _HASHED.match(value) \
                     and not _after_hash_prefix(piece[:match.start()], ""):
                 yield _Found(match.start(), match.end(), SECRET)
-    if named:
-        for match in _ASSIGNED.finditer(piece):
+    for start, end in windows:
+        for match in _ASSIGNED.finditer(piece, start, end):
             value = match.group(2).rstrip(_PUNCTUATION)
             kind = _name_kind(match.group(1))
             if kind == PASSWORD and _looks_like_password(value):
@@ -314,33 +331,62 @@ def _in_piece(piece: str) -> Iterator[_Found]:
                 yield _Found(match.start(2), match.start(2) + len(whole), kind)
             elif _looks_like_credential(value):
                 yield _Found(match.start(2), match.start(2) + len(value), kind)
-        for match in _SAID.finditer(piece):
+        for match in _SAID.finditer(piece, start, end):
             yield from _said(match)
-    if _FOUR_DIGITS.search(piece):
+    if _DIGIT_RUN.search(piece):
         for match in _CARD.finditer(piece):
             if _is_card(match.group()):
                 yield _Found(match.start(), match.end(), CARD)
 
 
-def _by_plugins(piece: str, long_run: bool, named: bool) -> Iterator[_Found]:
-    """What detect-secrets' plugins find in a piece."""
+def _windows(piece: str) -> list[tuple[int, int]]:
+    """The stretches of a piece around its secret-sounding words, joined where they overlap:
+    the rules for names and sayings search only there."""
+    lower = piece.lower()
+    if len(lower) != len(piece):  # a character whose lower case is longer: search it all
+        return [(0, len(piece))] if _NAMED.search(piece) else []
+    windows: list[tuple[int, int]] = []
+    for match in _STEMS.finditer(lower):
+        start = max(0, match.start() - BEFORE_STEM_CHARS)
+        end = min(len(piece), match.end() + AFTER_STEM_CHARS)
+        if windows and start <= windows[-1][1]:
+            windows[-1] = (windows[-1][0], end)
+        else:
+            windows.append((start, end))
+    return windows
+
+
+def _by_plugins(piece: str, long_run: bool, windows: list[tuple[int, int]]
+                ) -> Iterator[_Found]:
+    """What detect-secrets' plugins find in a piece: its keyword plugin near secret-sounding
+    words where a quoted value is assigned, the others where a long run or a key's header is."""
+    keyed_quote = bool(windows) and bool(_QUOTED.search(piece))
+    header = "PRIVATE" in piece or "PuTTY" in piece
     for plugin, kind in _plugins():
         keyword = plugin.secret_type == "Secret Keyword"
-        if not (named if keyword else long_run or "PRIVATE" in piece or "PuTTY" in piece):
-            continue
-        for value in plugin.analyze_string(piece):
-            if not isinstance(value, str) or len(value) < 4 or has_marker(value):
-                continue
-            if isinstance(plugin, HighEntropyStringsPlugin):
-                if plugin.calculate_shannon_entropy(value) < plugin.entropy_limit \
-                        or not _random_enough(value) or _after_hash_prefix(piece, value):
-                    continue
-            elif is_templated_secret(value) or is_prefixed_with_dollar_sign(value) \
-                    or value.startswith(("os.", "process.env", "env.", "getenv")):
-                continue
-            found_kind = _keyword_kind(piece, value) if keyword else kind
-            for start, end in _occurrences(piece, value):
-                yield _Found(start, end, found_kind)
+        if keyword:
+            texts = [piece[start:end] for start, end in windows] if keyed_quote else []
+        else:
+            texts = [piece] if long_run or header else []
+        for text in texts:
+            for value in plugin.analyze_string(text):
+                yield from _plugin_found(piece, plugin, kind, keyword, value)
+
+
+def _plugin_found(piece: str, plugin: BasePlugin, kind: str, keyword: bool, value: Any
+                  ) -> Iterator[_Found]:
+    if not isinstance(value, str) or len(value) < 4 or has_marker(value):
+        return
+    if isinstance(plugin, HighEntropyStringsPlugin):
+        if plugin.calculate_shannon_entropy(value) < plugin.entropy_limit \
+                or not _random_enough(value) or _after_hash_prefix(piece, value):
+            return
+    elif is_templated_secret(value) or is_prefixed_with_dollar_sign(value) \
+            or value.startswith(("os.", "process.env", "env.", "getenv")):
+        return
+    found_kind = _keyword_kind(piece, value) if keyword else kind
+    for start, end in _occurrences(piece, value):
+        yield _Found(start, end, found_kind)
 
 
 def _in_url(piece: str, at: int) -> bool:
