@@ -495,8 +495,9 @@ class Screen:
     of them, also where it stands without its context. `found` counts the distinct secrets
     removed, by kind (one password said in a turn, a snippet and a summary is one)."""
 
-    _learned: dict[str, str] = field(default_factory=dict)
-    _removed: dict[str, str] = field(default_factory=dict)
+    # the secrets themselves, for the screen's own use only: never in its repr
+    _learned: dict[str, str] = field(default_factory=dict, repr=False)
+    _removed: dict[str, str] = field(default_factory=dict, repr=False)
 
     @property
     def found(self) -> Counter[str]:

@@ -233,6 +233,7 @@ def test_a_screen_masks_what_it_learned_where_it_stands_alone() -> None:
     assert checker("it is hunter22!") == f"it is {marker(PASSWORD)}!"
     assert checker("hunter222 is another word") == "hunter222 is another word"
     assert checker.found == {PASSWORD: 1}  # one secret, however often it was masked
+    assert "hunter22" not in repr(checker)
 
 
 def test_a_short_secret_is_not_learned() -> None:
