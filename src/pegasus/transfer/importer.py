@@ -2,8 +2,8 @@
 boundary, checked here in one place: every line is read as bytes, decoded, parsed and
 validated against the format's models (types and the batch contract's limits), and the ids it
 brings are compared with every other user's; nothing is written when any line fails. Every
-person's word a line holds is screened for secrets first (pegasus.screen, design §15): a secret
-in a file is replaced by its marker before it is validated, written or counted.
+person's word a valid line holds is then screened for secrets (pegasus.screen, design §15): a
+secret in a file is replaced by its marker before it is written.
 
 Then all or nothing: the file is written into a staging partition of its own (an id no user
 can have), and one transaction swaps it in (with replace, the user's memory goes in that same
@@ -194,18 +194,21 @@ def _parsed(path: Path, checker: Screen | None = None) -> Iterator[tuple[int, An
         problem = _structure_problem(data)
         if problem is not None:
             raise InvalidExportError(f"line {number} ({kind}): {problem}")
-        if first:
+        header, first = first, False
+        if header:
             _check_header(data, number)
-            first = False
-        else:
-            data = _screened(data, number, kind, checker)
         try:
-            yield number, RECORD.validate_python(data)
+            # Checked as the file holds it first (a value past its limit is refused before
+            # anything reads it whole), then screened, and checked again when that changed it.
+            record = RECORD.validate_python(data)
+            if not header and (screened := _screened(data, number, kind, checker)) != data:
+                record = RECORD.validate_python(screened)
         except ValidationError as exc:
             problem = describe_validation_error(exc)
             problem = problem.removeprefix(f"{kind}.").removeprefix(f"{kind}: ")
             # keys and values the file chose may be quoted: one printable line, bounded
             raise InvalidExportError(f"line {number} ({kind}): {one_line(problem)}") from None
+        yield number, record
 
 
 def _check_header(data: Any, number: int) -> None:
