@@ -114,7 +114,7 @@ def _plain(key: str) -> bool:
 
 
 # What a line holds that is no one's words: ids, instants, the format's own words. Everything
-# else is screened for secrets before it is validated (design §15).
+# else is screened for secrets once the line passed the format's check (design §15).
 _NOT_WORDS = {"type", "format", "version", "user_id", "id", "conversations", "mentions",
               "read_log", "edge_ids", "candidate_ids", "superseded_by", "superseded_in",
               "said_in", "batch_hash", "kind", "stability", "cardinality", "status", "role",
