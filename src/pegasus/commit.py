@@ -1,5 +1,5 @@
-"""The commit driver (design §5–§6): one conversation's batch, reviewed outside the write
-transaction, then written in one.
+"""The commit driver (design §5–§6): one conversation's batch, screened for secrets
+(`pegasus.screen`), reviewed outside the write transaction, then written in one.
 
 A round is a review pass (a read transaction: clean the batch, let the pure planner
 (`merge.planner`) resolve merges, ask the reviewer what it must, warm the embedder) and a write
@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -40,6 +40,7 @@ from pegasus.models.batch import ExtractionBatch
 from pegasus.models.reports import CommitReport
 from pegasus.ownership.forget import forget_staged
 from pegasus.ownership.requests import Applied, apply_requests
+from pegasus.screen import screen_batch
 from pegasus.settings import Settings
 from pegasus.snippets import write_snippets
 from pegasus.store import Store, run
@@ -108,6 +109,14 @@ class ReviewNeeded(Exception):  # noqa: N818 - a signal, not an error
 
 
 def commit(store: Store, job: CommitJob, snapshots: Snapshots) -> CommitReport:
+    """Screen the batch and its transcript for secrets (the one place every commit passes:
+    nothing below, the reviewer LLM included, sees one), then review and write it."""
+    screened = screen_batch(job.batch, job.transcript)
+    job = replace(job, batch=screened.batch, transcript=screened.transcript)
+    return screened.tell(_commit(store, job, snapshots))
+
+
+def _commit(store: Store, job: CommitJob, snapshots: Snapshots) -> CommitReport:
     """Review, then write, one batch; again while the partition moves under the review."""
     review = Review()
     for _ in range(REVIEW_ROUNDS):

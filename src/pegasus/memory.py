@@ -49,6 +49,7 @@ from pegasus.ownership.forget import forget_staged
 from pegasus.passages import conversation_key, passages_of
 from pegasus.recall.engine import Explained, Query, RecallEngine, RecallParams
 from pegasus.recall.warm import rehearse as rehearse_recall
+from pegasus.screen import screen_turns
 from pegasus.settings import Settings
 from pegasus.snippets import backfill_sightings, user_key
 from pegasus.store import Store, run
@@ -310,6 +311,7 @@ class Memory:
         from the user's other conversations at once, as passages (design §7.11)."""
         _check_id("user_id", user_id)
         _check_id("conversation_id", conversation_id)
+        turns = screen_turns(turns)  # no secret is recorded, nor embedded (design §15)
         vectors = self._passage_vectors(turns)
         return self.store.write(lambda tx: self._record_turns(
             partial(run, tx), user_id, conversation_id, turns, at, source, model, vectors))
@@ -324,6 +326,7 @@ class Memory:
     def _record_turns(self, query: Query, user_id: str, conversation_id: str,
                       turns: list[dict[str, Any]], at: datetime | None, source: str,
                       model: str | None, vectors: dict[str, Any] | None = None) -> Recorded:
+        turns = screen_turns(turns)  # no secret is recorded (design §15)
         self._check_turn_sizes(turns)
         rows = [{"id": t.get("id"), "json": json.dumps(
                     {"role": t["role"], "content": t["content"]}, ensure_ascii=False)}
@@ -523,6 +526,7 @@ class Memory:
         except TypeError as exc:
             raise InvalidBatchError(f"not a transcript (a list of {{role, content}}): {exc}"
                                     ) from exc
+        checked = screen_turns(checked)  # extraction never sees a secret (design §15)
         self._check_turn_sizes(checked)
         size = sum(len(t["content"]) for t in checked)
         if size > self.settings.max_transcript_chars:

@@ -39,6 +39,8 @@ class CommitReport(BaseModel):
     forgotten: list[str] = Field(default_factory=list)  # erased at the user's request (§10)
     retracted: list[str] = Field(default_factory=list)  # retracted at the user's request
     dropped: list[Dropped] = Field(default_factory=list)
+    # secrets replaced by a marker before anything was stored, by kind (pegasus.screen)
+    secrets_removed: dict[str, int] = Field(default_factory=dict)
     notes: list[str] = Field(default_factory=list)
 
 
@@ -122,3 +124,5 @@ class ImportReport(BaseModel):
     conversations: int = 0
     merge_records: int = 0
     replaced: bool = False  # the user's memory was forgotten first
+    # secrets replaced by a marker before anything was written, by kind (pegasus.screen)
+    secrets_removed: dict[str, int] = Field(default_factory=dict)

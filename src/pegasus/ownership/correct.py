@@ -1,5 +1,6 @@
 """Correcting one's memory (design §10): retract a memory, rename an entity, edit its aliases,
-merge two entities by hand. Each runs in one write transaction under the partition lock."""
+merge two entities by hand. Each runs in one write transaction under the partition lock. A
+name or alias given here is screened for secrets like every other word stored (design §15)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from pegasus.models.batch import MAX_ENTITY_ALIASES
 from pegasus.models.reports import Correction
 from pegasus.ownership.refs import entity_name, one_edge, resolve_entity
 from pegasus.portable import encode_props
+from pegasus.screen import Screen, summary
 from pegasus.store import run
 from pegasus.text import fold
 from pegasus.write.keys import drop_stale_keys, write_keys
@@ -58,19 +60,32 @@ def _refuse_taken(tx: ManagedTransaction, user_id: str, entity: StoredEntity, na
             "if they are the same, merge them (`pegasus correct merge`)")
 
 
+def _new_name(checker: Screen, value: str, what: str) -> str:
+    """A name a person gives, as it will be stored: checked, and a secret in it replaced by its
+    marker (design §15)."""
+    return entity_name(checker(entity_name(value, what)), what)
+
+
+def _told(checker: Screen, correction: Correction) -> Correction:
+    if checker.found:
+        correction.notes.append(summary(checker.found))
+    return correction
+
+
 def rename(tx: ManagedTransaction, embedder: Embedder, user_id: str, ref: str, new_name: str,
            now: datetime) -> Correction:
     """Give an entity another name; the old one is dropped (it was wrong), keys re-embedded."""
     lock_partition(tx, user_id, now)
     entity = _entity(tx, user_id, ref)
-    name = entity_name(new_name, "new name")
+    checker = Screen()
+    name = _new_name(checker, new_name, "new name")
     _refuse_taken(tx, user_id, entity, name)
     had = entity.forms()
     entity.name = name
     entity.aliases = [a for a in entity.aliases if fold(a) != fold(name)]
     _save(tx, embedder, user_id, now, entity, had)
-    return Correction(action="renamed", entity_id=entity.id, name=entity.name,
-                      aliases=entity.aliases)
+    return _told(checker, Correction(action="renamed", entity_id=entity.id, name=entity.name,
+                                     aliases=entity.aliases))
 
 
 def edit_aliases(tx: ManagedTransaction, embedder: Embedder, user_id: str, ref: str,
@@ -87,7 +102,8 @@ def edit_aliases(tx: ManagedTransaction, embedder: Embedder, user_id: str, ref: 
     notes += [f"{form!r} was not an alias" for form in sorted(missing)]
     had = entity.forms()
     entity.aliases = [a for a in entity.aliases if fold(a) not in dropped]
-    for alias in (entity_name(a, "alias") for a in add):
+    checker = Screen()
+    for alias in (_new_name(checker, a, "alias") for a in add):
         if fold(alias) in entity.forms():
             notes.append(f"{alias!r} already names it")
             continue
@@ -95,8 +111,8 @@ def edit_aliases(tx: ManagedTransaction, embedder: Embedder, user_id: str, ref: 
     if len(entity.aliases) > MAX_ENTITY_ALIASES:
         raise PegasusError(f"an entity has at most {MAX_ENTITY_ALIASES} aliases; nothing was changed")
     _save(tx, embedder, user_id, now, entity, had)
-    return Correction(action="aliases", entity_id=entity.id, name=entity.name,
-                      aliases=entity.aliases, notes=notes)
+    return _told(checker, Correction(action="aliases", entity_id=entity.id, name=entity.name,
+                                     aliases=entity.aliases, notes=notes))
 
 
 def merge(tx: ManagedTransaction, embedder: Embedder, user_id: str, keep_ref: str,

@@ -1,7 +1,9 @@
 """Import an export file into a user's partition (design §11). The import file is a trust
 boundary, checked here in one place: every line is read as bytes, decoded, parsed and
 validated against the format's models (types and the batch contract's limits), and the ids it
-brings are compared with every other user's; nothing is written when any line fails.
+brings are compared with every other user's; nothing is written when any line fails. Every
+person's word a valid line holds is then screened for secrets (pegasus.screen, design §15): a
+secret in a file is replaced by its marker before it is written.
 
 Then all or nothing: the file is written into a staging partition of its own (an id no user
 can have), and one transaction swaps it in (with replace, the user's memory goes in that same
@@ -30,6 +32,7 @@ from pegasus.merge.rules import StoredEntity
 from pegasus.models.batch import describe_validation_error
 from pegasus.models.reports import ImportReport
 from pegasus.portable import RepeatedKeyError, one_line, unique_keys
+from pegasus.screen import Screen
 from pegasus.snippets import sync_sightings, user_key
 from pegasus.store import Store, run
 from pegasus.transfer.format import (
@@ -116,8 +119,61 @@ def _plain(key: str) -> bool:
     return key.isascii() and key.isprintable() and len(key) <= MAX_ID_CHARS
 
 
-def _parsed(path: Path) -> Iterator[tuple[int, Any]]:
-    """(line number, record) of every non-empty line; the first problem as one clear line."""
+# What a line holds that is no one's words: ids, instants, the format's own words. Everything
+# else is screened for secrets once the line passed the format's check (design §15).
+_NOT_WORDS = {"type", "format", "version", "user_id", "id", "conversations", "mentions",
+              "read_log", "edge_ids", "candidate_ids", "superseded_by", "superseded_in",
+              "said_in", "batch_hash", "kind", "stability", "cardinality", "status", "role",
+              "rule", "source", "reinforced_at"}
+_LABELS = {"relation", "label"}
+
+
+def _not_words(key: str) -> bool:
+    return key in _NOT_WORDS or key.endswith(("_id", "_at")) or key == "$datetime"
+
+
+def _screened(data: Any, number: int, kind: str, checker: Screen) -> Any:
+    """A parsed line with every secret in its words replaced by a marker (`checker` counts
+    them for the whole file). A label cannot hold a marker: a line whose label holds a secret
+    is refused."""
+    if not isinstance(data, dict):
+        return data
+    checker.learn(checker.strings(data, _not_words))
+    try:
+        screened = _screened_part(checker, data)
+    except _SecretLabel:
+        raise InvalidExportError(f"line {number} ({kind}): a relation label holds what looks "
+                                 "like a secret, which Pegasus never keeps; edit the file"
+                                 ) from None
+    return screened
+
+
+class _SecretLabel(Exception):  # noqa: N818 - a signal, turned into InvalidExportError
+    pass
+
+
+def _screened_part(checker: Screen, part: Any) -> Any:
+    """Every word of a part screened; a merge record's parts held as JSON text are screened
+    as text (a marker holds no quote or backslash: the text stays JSON)."""
+    if isinstance(part, dict):
+        return {k: v if _not_words(k) else _screened_label(checker, v) if k in _LABELS
+                else checker.keyed(k, v) if isinstance(v, str)
+                else _screened_part(checker, v) for k, v in part.items()}
+    if isinstance(part, list):
+        return [_screened_part(checker, v) for v in part]
+    return checker.data(part)
+
+
+def _screened_label(checker: Screen, label: Any) -> Any:
+    if isinstance(label, str) and checker(label) != label:
+        raise _SecretLabel
+    return label
+
+
+def _parsed(path: Path, checker: Screen | None = None) -> Iterator[tuple[int, Any]]:
+    """(line number, record) of every non-empty line, its words screened for secrets (counted
+    by `checker`); the first problem as one clear line."""
+    checker = checker or Screen()
     first = True
     for number, raw in _raw_lines(path):
         try:
@@ -144,16 +200,21 @@ def _parsed(path: Path) -> Iterator[tuple[int, Any]]:
         problem = _structure_problem(data)
         if problem is not None:
             raise InvalidExportError(f"line {number} ({kind}): {problem}")
-        if first:
+        header, first = first, False
+        if header:
             _check_header(data, number)
-            first = False
         try:
-            yield number, RECORD.validate_python(data)
+            # Checked as the file holds it first (a value past its limit is refused before
+            # anything reads it whole), then screened, and checked again when that changed it.
+            record = RECORD.validate_python(data)
+            if not header and (screened := _screened(data, number, kind, checker)) != data:
+                record = RECORD.validate_python(screened)
         except ValidationError as exc:
             problem = describe_validation_error(exc)
             problem = problem.removeprefix(f"{kind}.").removeprefix(f"{kind}: ")
             # keys and values the file chose may be quoted: one printable line, bounded
             raise InvalidExportError(f"line {number} ({kind}): {one_line(problem)}") from None
+        yield number, record
 
 
 def _check_header(data: Any, number: int) -> None:
@@ -405,7 +466,8 @@ class _Writer:
 
     def write(self, path: Path) -> None:
         pending: dict[str, list[Any]] = {kind: [] for kind in COUNTED}
-        for _, record in _parsed(path):
+        checker = Screen()
+        for _, record in _parsed(path, checker):
             if isinstance(record, Header | End):
                 continue
             if isinstance(record, EntityRecord) and record.is_self:
@@ -421,6 +483,7 @@ class _Writer:
                 pending[record.type] = []
         for kind, batch in pending.items():
             self.flush(kind, batch)
+        self.report.secrets_removed = dict(checker.found)
         self.store.write(lambda tx: write_keys(tx, self.embedder, self.staging, self.now, [],
                                                self.labels))
         self.store.execute("transfer/end_import", staging_id=self.staging, self_id=self.self_id)
