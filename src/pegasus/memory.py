@@ -19,7 +19,7 @@ from pydantic import ValidationError
 from pegasus.clock import aware
 from pegasus.commit import CommitJob, commit
 from pegasus.embed import Embedder
-from pegasus.errors import InvalidBatchError, NotFoundError, PegasusError, TooLargeError
+from pegasus.errors import InvalidBatchError, InvalidInputError, NotFoundError, PegasusError, TooLargeError
 from pegasus.lifecycle import (
     await_extraction,
     awaiting_extraction,
@@ -57,7 +57,7 @@ log = logging.getLogger(__name__)
 
 def _check_id(kind: str, value: str) -> str:
     if not isinstance(value, str) or not value.strip() or len(value) > 200:
-        raise PegasusError(f"{kind} must be a non-empty string of at most 200 characters")
+        raise InvalidInputError(f"{kind} must be a non-empty string of at most 200 characters")
     return value
 
 
@@ -214,9 +214,9 @@ class Memory:
         """A recall with every intermediate value (seeds, activation, budget); logs nothing."""
         _check_id("user_id", user_id)
         if not isinstance(text, str):
-            raise PegasusError("recall text must be a string")
+            raise InvalidInputError("recall text must be a string")
         if len(text) > self.settings.max_transcript_chars:
-            raise PegasusError(
+            raise InvalidInputError(
                 f"message too long ({len(text)} characters, limit "
                 f"{self.settings.max_transcript_chars})")
         return self.recall_engine.explain(user_id, text, aware(at))
@@ -405,7 +405,7 @@ class Memory:
 
         _check_id("user_id", user_id)
         if not isinstance(name, str) or not name.strip() or len(name) > 500:
-            raise PegasusError("entity name must be a non-empty string of at most 500 characters")
+            raise InvalidInputError("entity name must be a non-empty string of at most 500 characters")
         rows = self.store.query("read/entity_by_name", user_id=user_id, folded=fold(name),
                                 limit=limit, now=aware(at))
         if not rows:
