@@ -653,3 +653,24 @@ class Memory:
         now = aware(at)
         return UndoResult(**self.store.write(
             lambda tx: undo_in_tx(tx, self.embedder, user_id, record_id, now)))
+
+    # --- what the server asks of the database, through the facade (serve never holds the store)
+
+    @property
+    def neo4j_address(self) -> str:
+        """The Neo4j server this memory talks to, as messages name it (no credentials)."""
+        return self.store.uri
+
+    def applied_migrations(self) -> dict[int, str]:
+        """The schema migrations applied to the database: version → checksum."""
+        return {r["version"]: r["checksum"] for r in self.store.query("read/applied_migrations")}
+
+    def service_state(self) -> dict[str, Any] | None:
+        """The database-wide gauges /metrics shows (read/service_state's row), None when empty."""
+        rows = self.store.query("read/service_state")
+        return rows[0] if rows else None
+
+    def release_close(self, user_id: str, conversation_id: str, holder: str) -> None:
+        """Give up `holder`'s lease on a conversation's close, for another server to take."""
+        self.store.execute("write/release_close", user_id=user_id,
+                           conversation_id=conversation_id, holder=holder)

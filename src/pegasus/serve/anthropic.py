@@ -21,8 +21,8 @@ from fastapi.responses import JSONResponse, Response
 from fastapi.routing import APIRoute
 from pydantic import BaseModel, ConfigDict, Field
 
-from pegasus.hook import memory_note
 from pegasus.llm import MESSAGES_API
+from pegasus.preamble import memory_note
 from pegasus.serve.conversations import derived_id
 from pegasus.serve.http import User, error_responses
 from pegasus.serve.proxy import CONVERSATION_HEADER, _upstream, forward, prepare
