@@ -226,7 +226,7 @@ def run(event: str, payload: dict[str, Any], server: Server, path: Path,
         if spool.down:
             spool.down = False
             spool.save()
-        conversation = spool.conversations.get(payload.get("session_id"))
+        conversation = spool.conversations.get(payload.get("session_id") or "")
     if event != "UserPromptSubmit" or item is None:
         return None
     try:

@@ -290,7 +290,7 @@ class Memory:
                       turns: list[dict[str, Any]], at: datetime | None, source: str,
                       model: str | None) -> int:
         self._check_turn_sizes(turns)
-        rows = [{"id": t.get("id"), "json": json.dumps(
+        rows: list[dict[str, Any]] = [{"id": t.get("id"), "json": json.dumps(
                     {"role": t["role"], "content": t["content"]}, ensure_ascii=False)}
                 for t in turns]
         limit = self.settings.max_transcript_chars

@@ -57,7 +57,7 @@ def anthropic_error(response: Response) -> Response:
     if response.status_code < 400 or not isinstance(response, JSONResponse):
         return response
     try:
-        message = json.loads(response.body)["error"]["message"]
+        message = json.loads(bytes(response.body))["error"]["message"]
     except (ValueError, KeyError, TypeError):
         return response
     kind = ANTHROPIC_ERRORS.get(response.status_code, "api_error")

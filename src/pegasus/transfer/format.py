@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Final, Literal
 
 from pydantic import (
     BaseModel,
@@ -48,7 +48,7 @@ from pegasus.portable import decode_props, strict_json
 from pegasus.settings import Settings
 from pegasus.vocab import Cardinality, Kind, Stability
 
-FORMAT = "pegasus-memory-export"
+FORMAT: Final = "pegasus-memory-export"
 VERSION = 1
 SCHEMA_FILE = Path(__file__).resolve().parent / "pegasus-export-v1.schema.json"
 # Fields a second export of an imported memory has anew: when it was exported, and the
@@ -192,13 +192,18 @@ class EdgeBetween(records.EdgeBetween):
         return self
 
 
-BetweenText = records.stored_as_text(EdgeBetween)
+if TYPE_CHECKING:  # to the type checker, a part stored as text is its model
+    BetweenText = EdgeBetween
+else:
+    BetweenText = records.stored_as_text(EdgeBetween)
 
 
 class MergeFields(records.MergeFields):
     """A merge record's fields (merge/records.py), its taken-off memories checked as memories."""
 
-    between: list[BetweenText] = Field(default_factory=list, max_length=MAX_LIST)
+    # Narrower than the base's list (an import's records are read, never appended to).
+    between: list[BetweenText] = Field(  # type: ignore[assignment]
+        default_factory=list, max_length=MAX_LIST)
 
 
 class MergeRecordRecord(_Record):
