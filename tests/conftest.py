@@ -174,6 +174,14 @@ def neo4j_env(migrated_server) -> dict[str, str]:
     return env
 
 
+def pytest_collection_modifyitems(config, items) -> None:
+    """A test that starts a Neo4j server of its own (`private_server`, 30-60 s a start) is
+    `slow`: `./run test --fast` leaves it to the whole suite."""
+    for item in items:
+        if "private_server" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture
 def private_server():
     """A server of the test's own (not yet started), for tests that kill it or need it

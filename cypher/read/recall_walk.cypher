@@ -1,7 +1,7 @@
 // One recall's walk in one Cypher call (design §7, "Round trips"): the spreading activation,
 // the co-episode bonus, the hottest reached nodes, and the memory edges those nodes and the
-// message's words offer. Before round 4 session 2 these were two queries (read/activation and
-// read/recall_candidates) with the bonus and the choice of nodes in Python between them.
+// message's words offer. One call, not an activation query and a candidates query with the
+// bonus and the choice of nodes in Python between them: one round trip and one plan per recall.
 //
 // 1. Activation.
 // Two-hop spreading activation (docs/design.md, "Recall"), both directions, over current edges

@@ -10,7 +10,7 @@ import sys
 import time
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from pydantic import SecretStr
@@ -159,7 +159,8 @@ def neo4j_status() -> None:
         typer.echo("not running")
         raise typer.Exit(1)
     store = Store(settings.model_copy(update={"neo4j_uri": state.bolt_uri,
-                                              "neo4j_password": SecretStr(state.password)}))
+                                              "neo4j_password": SecretStr(state.password)
+                                              if state.password else None}))
     try:
         info = store.server_info()
     finally:
@@ -538,9 +539,10 @@ def serve(
     from pegasus.serve.slow_clients import uvicorn_options
 
     settings = load_settings()
-    address = {"host": host or settings.serve_host, "port": port or settings.serve_port}
+    bind_host, bind_port = host or settings.serve_host, port or settings.serve_port
+    address: dict[str, Any] = {"host": bind_host, "port": bind_port}
     try:
-        check_port(address["host"], address["port"])
+        check_port(bind_host, bind_port)
         check_home(settings)
         check_embedding_model(settings)
         memory = Memory(settings)

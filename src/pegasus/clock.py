@@ -22,9 +22,9 @@ def aware(value: datetime | None) -> datetime:
     try:
         return value.astimezone(UTC) if value.tzinfo else value.replace(tzinfo=UTC)
     except OverflowError as exc:  # year 1 with a positive offset has no UTC instant
-        from pegasus.errors import PegasusError
+        from pegasus.errors import InvalidInputError
 
-        raise PegasusError(f"{value.isoformat()} is outside the instants UTC can hold") from exc
+        raise InvalidInputError(f"{value.isoformat()} is outside the instants UTC can hold") from exc
 
 
 def client_instant(value: datetime | None, skew_s: float) -> datetime | None:

@@ -1,12 +1,15 @@
 """The commit driver (design §5–§6): one conversation's batch, screened for secrets
 (`pegasus.screen`), reviewed outside the write transaction, then written in one.
 
-A round is a review pass (a read transaction: clean the batch, let the pure planner
-(`merge.planner`) resolve merges, ask the reviewer what it must, warm the embedder) and a write
-pass (one write transaction under the partition lock: apply the batch's forget requests, resolve
-again with the reviewer's answers, write the `CommitPlan` through `cypher/write/*`). The write
-never calls the LLM; any exception in it aborts it and leaves the graph as it was. What every
-writer shares (the lock, keys, reinforcement) is the write library, `pegasus.write`.
+A round is a review (read transactions that clean the batch and let the pure planner
+(`merge.planner`) resolve merges, each handing back the questions it could not answer with the
+candidates' neighbourhoods; the reviewer is asked between them, outside any transaction, so a
+transaction the driver retries never asks the LLM twice and holds no connection for its
+latency; then the embedder is warmed) and a write pass (one write transaction under the
+partition lock: apply the batch's forget requests, resolve again with the reviewer's answers,
+write the `CommitPlan` through `cypher/write/*`). No transaction calls the LLM; any exception
+in the write aborts it and leaves the graph as it was. What every writer shares (the lock,
+keys, reinforcement) is the write library, `pegasus.write`.
 """
 
 from __future__ import annotations
@@ -100,6 +103,27 @@ class Written:
     applied: Applied | None = None
 
 
+@dataclass(frozen=True)
+class Question:
+    """One review request with what the reviewer is shown of each candidate (read in the
+    transaction that found it missing)."""
+
+    request: ReviewRequest
+    contexts: list[CandidateContext]
+
+
+@dataclass(frozen=True)
+class ReviewPass:
+    """What one read transaction of the review found: the report when the batch is resolved
+    (or already committed), else the questions to ask before resolving again. It changes
+    nothing, so the driver may run it again."""
+
+    report: CommitReport | None = None
+    questions: list[Question] = field(default_factory=list)
+    token: Token | None = None
+    resolution: Resolution | None = None
+
+
 class ReviewNeeded(Exception):  # noqa: N818 - a signal, not an error
     """The write found a pair the review pass did not ask about (the partition moved)."""
 
@@ -120,7 +144,7 @@ def _commit(store: Store, job: CommitJob, snapshots: Snapshots) -> CommitReport:
     """Review, then write, one batch; again while the partition moves under the review."""
     review = Review()
     for _ in range(REVIEW_ROUNDS):
-        reviewed = store.read(lambda tx: review_pass(tx, job, snapshots, review))
+        reviewed = _review(store, job, snapshots, review)
         if reviewed.skipped:
             return reviewed
         try:
@@ -143,32 +167,47 @@ def _commit(store: Store, job: CommitJob, snapshots: Snapshots) -> CommitReport:
                        "were reviewed; nothing was written, try again")
 
 
+def _review(store: Store, job: CommitJob, snapshots: Snapshots, review: Review) -> CommitReport:
+    """Read, ask the reviewer outside the transaction, read again (the partition may have
+    moved), until no answer is missing; then warm the embedder for the write."""
+    while True:
+        passed = store.read(lambda tx: review_pass(tx, job, snapshots, review))
+        if not passed.questions:
+            break
+        for question in passed.questions:
+            review.answers[question.request.key] = _ask(job, question)
+        review.unasked = []
+    assert passed.report is not None  # a pass without questions has resolved the batch
+    resolution = passed.resolution
+    if resolution is not None:
+        review.reviewed = (passed.token, resolution) if passed.token is not None else None
+        # Warm the embedder's cache, so the write transaction does not wait for the model.
+        job.embedder.embed(list(dict.fromkeys(
+            [fold(f) for e in resolution.touched for f in [e.name, *e.aliases]]
+            + [label_phrase(r.relation.label) for r in resolution.relations]
+            + [r.relation.snippet for r in resolution.relations])))
+    return passed.report
+
+
 def review_pass(tx: ManagedTransaction, job: CommitJob, snapshots: Snapshots,
-                review: Review) -> CommitReport:
-    """In a read transaction: resolve the batch, asking the reviewer until no answer is
-    missing, and embed what the write will need; nothing is written."""
+                review: Review) -> ReviewPass:
+    """In a read transaction: resolve the batch with the answers so far, or hand back the
+    questions still to ask (the write's unasked ones first); nothing is written, nothing asked."""
     partition = run(tx, "read/partition_state", user_id=job.user_id)
     self_id = partition[0]["self_id"] if partition else None
     token = (partition[0]["epoch"], partition[0]["version"]) if partition else None
     skipped = _committed_before(tx, job, batch_hash(job.batch, job.transcript))
     if skipped is not None:
-        return skipped
-    for request in review.unasked:
-        review.answers[request.key] = _ask(tx, job, request)
-    review.unasked = []
+        return ReviewPass(report=skipped)
+    unasked = [r for r in review.unasked if r.key not in review.answers]
+    if unasked:
+        return ReviewPass(questions=[_question(tx, job, r) for r in unasked])
     resolution = _resolve(tx, job, snapshots, review, self_id, token)
-    # Each answer may change later decisions in the batch: resolve again until none is missing.
-    while resolution.requests:
-        for request in resolution.requests:
-            review.answers[request.key] = _ask(tx, job, request)
-        resolution = _resolve(tx, job, snapshots, review, self_id, token)
-    review.reviewed = (token, resolution) if token is not None else None
-    # Warm the embedder's cache, so the write transaction does not wait for the model.
-    job.embedder.embed(list(dict.fromkeys(
-        [fold(f) for e in resolution.touched for f in [e.name, *e.aliases]]
-        + [label_phrase(r.relation.label) for r in resolution.relations]
-        + [r.relation.snippet for r in resolution.relations])))
-    return resolution.report
+    # Each answer may change later decisions in the batch: the caller asks and comes back
+    # until none is missing.
+    if resolution.requests:
+        return ReviewPass(questions=[_question(tx, job, r) for r in resolution.requests])
+    return ReviewPass(report=resolution.report, token=token, resolution=resolution)
 
 
 def write_pass(tx: ManagedTransaction, job: CommitJob, snapshots: Snapshots,
@@ -243,19 +282,24 @@ def _resolve(tx: ManagedTransaction, job: CommitJob, snapshots: Snapshots, revie
         return resolve(snapshot, clean, settings, review.answers, job.reviewer is not None)
 
 
-def _ask(tx: ManagedTransaction, job: CommitJob, request: ReviewRequest) -> ReviewAnswer:
-    """The reviewer's answer to one request, with each stored candidate's neighbourhood."""
-    contexts = [
+def _question(tx: ManagedTransaction, job: CommitJob, request: ReviewRequest) -> Question:
+    """One request with each stored candidate's neighbourhood, read in the review's transaction."""
+    return Question(request, [
         CandidateContext(c, [
             f"{r['source']} -[{r['label']}]-> {r['target']}"
             for r in run(tx, "read/entity_neighbourhood", user_id=job.user_id,
                          entity_id=c.id, limit=12, now=job.at)
         ] if stored else [])
         for c, stored in zip(request.candidates, request.in_graph, strict=True)
-    ]
+    ])
+
+
+def _ask(job: CommitJob, question: Question) -> ReviewAnswer:
+    """The reviewer's answer to one question; called outside any transaction."""
+    assert job.reviewer is not None  # the planner asks only when a reviewer is configured
     try:
-        return request.answer(job.reviewer.review(request.proposed, contexts,
-                                                  user_text(job.transcript) or ""))
+        return question.request.answer(job.reviewer.review(
+            question.request.proposed, question.contexts, user_text(job.transcript) or ""))
     except ExtractionError as exc:  # an unusable answer is an answer too: not re-asked
         return exc
 

@@ -151,7 +151,8 @@ def compact(server: LocalNeo4j, say: Callable[[str], None] = lambda _: None) -> 
         shutil.rmtree(fresh_root)
     # The old store reopens on private ports: no client writes to it once it has been read.
     server.stop()
-    private = LocalNeo4j(server.settings, server.root, *free_ports(2), auth=server.auth,
+    bolt_port, http_port = free_ports(2)
+    private = LocalNeo4j(server.settings, server.root, bolt_port, http_port, auth=server.auth,
                          heap=server.heap, pagecache=server.pagecache)
     private.repick_ports = True
     fresh = LocalNeo4j.on_free_ports(server.settings, fresh_root, auth=server.auth,

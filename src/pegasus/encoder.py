@@ -165,6 +165,7 @@ def cached_graph(folder: Path, config: dict, cache: Path) -> Path | None:
     path = cache / f"{folder.name}-{hashlib.sha256(key.encode()).hexdigest()[:16]}.onnx"
     if path.is_file():
         return path
+    graph: bytes | None = None
     try:
         cache.mkdir(parents=True, exist_ok=True)
         graph = build_graph(_weights(folder), config)

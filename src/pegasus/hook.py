@@ -49,19 +49,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from pegasus.preamble import MEMORY_PREAMBLE, memory_note  # noqa: F401 - the hooks' wording
+
 try:
     import fcntl
 except ImportError:  # Windows: hooks of one session run one after another anyway
     fcntl = None  # type: ignore[assignment]
-
-MEMORY_PREAMBLE = ("Long-term memory of this user, recalled from earlier conversations "
-                   "(relations, then their own words). Use it when it helps; do not recite it.")
-
-
-def memory_note(block: str) -> str:
-    """The recalled block as every client path hands it to the model (hooks and proxy)."""
-    return f"{MEMORY_PREAMBLE}\n\n{block}"
-
 
 EVENTS = ("UserPromptSubmit", "Stop", "SessionEnd", "SessionStart")
 # How the person hears of a notice when the CLI shows no hook message (headless): the model
@@ -270,7 +263,7 @@ def run(event: str, payload: dict[str, Any], server: Server, path: Path,
         if spool.down:
             spool.down = False
             spool.save()
-        conversation = spool.conversations.get(payload.get("session_id"))
+        conversation = spool.conversations.get(payload.get("session_id") or "")
     if event != "UserPromptSubmit" or item is None:
         return None
     try:

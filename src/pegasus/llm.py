@@ -156,7 +156,8 @@ def llm_problem(exc: Exception, settings: Settings, used: str | None = None
                       "PEGASUS_ANTHROPIC_UPSTREAM_API_KEY",
                       "PEGASUS_LLM_MODEL (else the conversation's model)"),
     }.get(source.via, ("PEGASUS_LLM_BASE_URL", "PEGASUS_LLM_API_KEY", "PEGASUS_LLM_MODEL"))
-    chain, seen = [], exc
+    chain: list[str] = []
+    seen: BaseException | None = exc
     while seen is not None and len(chain) < 8:  # langchain wraps the SDK's errors
         chain.append(type(seen).__name__)
         seen = seen.__cause__

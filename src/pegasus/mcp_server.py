@@ -14,18 +14,20 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 from pegasus.clock import client_instant, parse_instant
-from pegasus.errors import ConfigError, PegasusError
+from pegasus.errors import ConfigError, InvalidInputError, PegasusError, http_status
 from pegasus.memory import Memory
 
 
 def _tool_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """A PegasusError reaches the model with its message (the SDK hides other exceptions)."""
+    """A PegasusError reaches the model with its message, led by its kind (the API's
+    `error.type`, pegasus.errors.http_status), so the model can tell a request to fix from
+    an outage to wait out; the SDK hides other exceptions."""
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
         except PegasusError as exc:
-            raise ToolError(str(exc)) from exc
+            raise ToolError(f"{http_status(exc)[1]}: {exc}") from exc
     return wrapper
 
 
@@ -42,7 +44,7 @@ def build_server(memory: Memory, user_id: str) -> MCPServer:
         try:
             instant = parse_instant(value) if value else None
         except ValueError as exc:
-            raise PegasusError(f"at: not an ISO-8601 instant ({exc})") from exc
+            raise InvalidInputError(f"at: not an ISO-8601 instant ({exc})") from exc
         return client_instant(instant, memory.settings.max_clock_skew_s)
 
     @server.tool()
@@ -128,7 +130,7 @@ def build_server(memory: Memory, user_id: str) -> MCPServer:
         if memory_id is not None and (retract or undo):
             return memory.retract(user_id, memory_id, undo=undo).model_dump(mode="json")
         if entity is None:
-            raise PegasusError("say what to correct: memory_id with retract, or an entity")
+            raise InvalidInputError("say what to correct: memory_id with retract, or an entity")
         if merge_into is not None:
             return memory.merge_entities(user_id, merge_into, entity).model_dump(mode="json")
         return memory.correct_entity(user_id, entity, new_name, add_aliases,
@@ -144,7 +146,7 @@ def build_server(memory: Memory, user_id: str) -> MCPServer:
         (only with confirm_everything, when the user has clearly asked for it)."""
         chosen = [x for x in (memory_id, entity, conversation_id) if x is not None]
         if len(chosen) + int(everything) != 1:
-            raise PegasusError("name exactly one of memory_id, entity, conversation_id, "
+            raise InvalidInputError("name exactly one of memory_id, entity, conversation_id, "
                                "everything")
         if memory_id is not None:
             report = memory.forget_memory(user_id, memory_id)
@@ -153,7 +155,7 @@ def build_server(memory: Memory, user_id: str) -> MCPServer:
         elif conversation_id is not None:
             report = memory.forget_conversation(user_id, conversation_id)
         elif not confirm_everything:
-            raise PegasusError("forgetting everything needs confirm_everything=true")
+            raise InvalidInputError("forgetting everything needs confirm_everything=true")
         else:
             report = memory.forget_everything(user_id)
         return report.model_dump(mode="json")

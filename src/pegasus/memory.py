@@ -19,7 +19,7 @@ from pydantic import ValidationError
 from pegasus.clock import aware
 from pegasus.commit import CommitJob, commit
 from pegasus.embed import Embedder
-from pegasus.errors import InvalidBatchError, NotFoundError, PegasusError, TooLargeError
+from pegasus.errors import InvalidBatchError, InvalidInputError, NotFoundError, PegasusError, TooLargeError
 from pegasus.lifecycle import (
     await_extraction,
     awaiting_extraction,
@@ -61,7 +61,7 @@ log = logging.getLogger(__name__)
 
 def _check_id(kind: str, value: str) -> str:
     if not isinstance(value, str) or not value.strip() or len(value) > 200:
-        raise PegasusError(f"{kind} must be a non-empty string of at most 200 characters")
+        raise InvalidInputError(f"{kind} must be a non-empty string of at most 200 characters")
     return value
 
 
@@ -232,9 +232,9 @@ class Memory:
         `conversation_id`: the conversation asking, whose own turns are not quoted to it."""
         _check_id("user_id", user_id)
         if not isinstance(text, str):
-            raise PegasusError("recall text must be a string")
+            raise InvalidInputError("recall text must be a string")
         if len(text) > self.settings.max_transcript_chars:
-            raise PegasusError(
+            raise InvalidInputError(
                 f"message too long ({len(text)} characters, limit "
                 f"{self.settings.max_transcript_chars})")
         return self.recall_engine.explain(user_id, text, aware(at), exclude=conversation_id)
@@ -328,7 +328,7 @@ class Memory:
                       model: str | None, vectors: dict[str, Any] | None = None) -> Recorded:
         turns = screen_turns(turns)  # no secret is recorded (design §15)
         self._check_turn_sizes(turns)
-        rows = [{"id": t.get("id"), "json": json.dumps(
+        rows: list[dict[str, Any]] = [{"id": t.get("id"), "json": json.dumps(
                     {"role": t["role"], "content": t["content"]}, ensure_ascii=False)}
                 for t in turns]
         limit = self.settings.max_transcript_chars
@@ -486,7 +486,7 @@ class Memory:
 
         _check_id("user_id", user_id)
         if not isinstance(name, str) or not name.strip() or len(name) > 500:
-            raise PegasusError("entity name must be a non-empty string of at most 500 characters")
+            raise InvalidInputError("entity name must be a non-empty string of at most 500 characters")
         rows = self.store.query("read/entity_by_name", user_id=user_id, folded=fold(name),
                                 limit=limit, now=aware(at))
         if not rows:
@@ -783,3 +783,24 @@ class Memory:
         now = aware(at)
         return UndoResult(**self.store.write(
             lambda tx: undo_in_tx(tx, self.embedder, user_id, record_id, now)))
+
+    # --- what the server asks of the database, through the facade (serve never holds the store)
+
+    @property
+    def neo4j_address(self) -> str:
+        """The Neo4j server this memory talks to, as messages name it (no credentials)."""
+        return self.store.uri
+
+    def applied_migrations(self) -> dict[int, str]:
+        """The schema migrations applied to the database: version → checksum."""
+        return {r["version"]: r["checksum"] for r in self.store.query("read/applied_migrations")}
+
+    def service_state(self) -> dict[str, Any] | None:
+        """The database-wide gauges /metrics shows (read/service_state's row), None when empty."""
+        rows = self.store.query("read/service_state")
+        return rows[0] if rows else None
+
+    def release_close(self, user_id: str, conversation_id: str, holder: str) -> None:
+        """Give up `holder`'s lease on a conversation's close, for another server to take."""
+        self.store.execute("write/release_close", user_id=user_id,
+                           conversation_id=conversation_id, holder=holder)

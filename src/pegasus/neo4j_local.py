@@ -305,7 +305,8 @@ class LocalNeo4j:
     def on_free_ports(cls, settings: Settings, root: Path, **kwargs) -> LocalNeo4j:
         """A server on two random free ports; if another process takes one before Neo4j
         binds it, `start()` picks two new ports and tries again."""
-        server = cls(settings, root, *free_ports(2), **kwargs)
+        bolt_port, http_port = free_ports(2)
+        server = cls(settings, root, bolt_port, http_port, **kwargs)
         server.repick_ports = True
         return server
 

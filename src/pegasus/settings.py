@@ -200,9 +200,9 @@ class Settings(BaseSettings):
     # the dev set, decisions.md "Rank fusion": kept to measure other conversations with).
     rank_fusion: Literal["weighted", "rrf"] = "weighted"
     rrf_k: int = Field(default=10, ge=1)
-    # A memory under this share of the best one's score is not shown (0.30 until round 4
-    # session 4: 0.25 kept one more conv-49 question, said on a day the message names, and
-    # changed no conv-30 block's hit; decisions.md, "Memories said when the message says").
+    # A memory under this share of the best one's score is not shown. 0.25, not 0.30: it keeps
+    # a memory said on the day a message names (one more conv-49 question answered) and
+    # changes no conv-30 block's hit (decisions.md, "Memories said when the message says").
     rank_floor: float = 0.25
     max_memory_lines: int = 6
     # design §7.8: the message's meaning is its own sentence embedding; True takes the mean of

@@ -12,6 +12,7 @@ import hashlib
 import json
 import re
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from neo4j import ManagedTransaction
@@ -134,7 +135,7 @@ def backfill_sightings(store: Store, embedder: Embedder, batch: int = 500) -> in
     sighting's words were searchable), a batch at a time; resumable. The count of marks done."""
     total = 0
     while marks := store.query("read/snippet_backfill", batch=batch):
-        store.write(lambda tx, marks=marks: _backfill(tx, embedder, marks))
+        store.write(partial(_backfill, embedder=embedder, marks=marks))
         total += len(marks)
     return total
 

@@ -98,11 +98,8 @@ def run_values(tx: ManagedTransaction, name: str, **params: Any) -> list[dict[st
 def resolve_connection(settings: Settings) -> tuple[str, tuple[str, str] | None]:
     """URI and auth: the configured server, else the local one `pegasus neo4j start` runs."""
     if settings.neo4j_uri:
-        auth = (
-            (settings.neo4j_user, secret_text(settings.neo4j_password))
-            if settings.neo4j_password is not None
-            else None
-        )
+        password = secret_text(settings.neo4j_password)
+        auth = (settings.neo4j_user, password) if password is not None else None
         return settings.neo4j_uri, auth
     from pegasus.neo4j_local import LocalNeo4j
 
@@ -174,7 +171,10 @@ class Store:
                     connection_acquisition_timeout=settings.neo4j_connect_timeout_s,
                 )
             except (neo4j.exceptions.ConfigurationError, ValueError) as exc:
-                raise connection_problem(exc, settings, uri) from exc
+                problem = connection_problem(exc, settings, uri)
+                if problem is None:
+                    raise
+                raise problem from exc
         self.driver = driver
         self.database = settings.neo4j_database
         # Every session of this store chains the bookmarks of the ones before it: on a cluster
@@ -249,7 +249,7 @@ class Store:
         with self._session() as session:
             tx = session.begin_transaction()
             try:
-                fn(tx)  # type: ignore[arg-type] - an explicit transaction runs queries alike
+                fn(tx)  # type: ignore[arg-type]  # an explicit transaction runs queries alike
             finally:
                 tx.rollback()
 

@@ -44,7 +44,7 @@ def conversations(rng: random.Random, edges: int = 200, per_conversation: int = 
     names = [e["name"] for e in people]
     degree = {n: 1 for n in names}
     made = set()
-    relations = []
+    relations: list[dict[str, str]] = []
     while len(relations) < edges:
         a = "User" if rng.random() < 0.4 else rng.choices(names, weights=[degree[n] for n in names])[0]
         b = rng.choices(names, weights=[degree[n] for n in names])[0]

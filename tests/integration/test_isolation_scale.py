@@ -3,6 +3,8 @@
 import random
 from datetime import UTC, datetime
 
+import pytest
+
 from pegasus import Memory
 
 NAMES = ["Sarah", "Bill", "Maya", "Priya", "Tom", "Acme", "Lisbon", "Tokyo", "Globex", "jazz",
@@ -12,6 +14,7 @@ FILLER = ["boss", "trip", "partner", "weekend", "music", "work", "deadline", "ag
 AT = datetime(2026, 8, 1, tzinfo=UTC)
 
 
+@pytest.mark.slow  # 10,000 recalls: minutes; the attack tests beside it run in the inner loop
 def test_ten_thousand_probes_never_cross_a_partition(settings, raw_driver):
     rng = random.Random(2026)
     users = [f"iso-{i:02d}" for i in range(50)]

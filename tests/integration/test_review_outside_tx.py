@@ -3,7 +3,7 @@
 import threading
 
 from pegasus import Memory
-from tests.helpers import edges, entities, rel
+from tests.helpers import ScriptedReviewer, edges, entities, rel
 
 
 class SleepyReviewer:
@@ -61,3 +61,62 @@ def test_a_slow_review_holds_up_no_commit_and_no_recall(settings, raw_driver, us
         ("User", "KNOWS", "Sarah Kim"), ("User", "CLIMBS_WITH", "Sarah Kim"),
         ("User", "WORKS_WITH", "Sarah Kimball")}
     assert [t for _, t, _, _ in edges(raw_driver, other)] == ["LIKES"]
+
+
+def test_the_reviewer_is_asked_once_outside_any_transaction_though_each_is_retried(
+        settings, raw_driver, user_id, monkeypatch):
+    """Every read and write transaction of the commit fails once with a lost connection after
+    its work (the driver runs it again): the reviewer is still asked exactly once, and never
+    while a transaction is open."""
+    from neo4j.exceptions import ServiceUnavailable
+
+    settings = settings.model_copy(update={"neo4j_retry_time_s": 30.0})
+    reviewer = ScriptedReviewer({"Sarah Kim": 0.95})
+    open_transactions: list[str] = []
+    asked_inside: list[bool] = []
+    attempts: list[str] = []
+    review = reviewer.review
+
+    def watched_review(proposed, candidates, conversation):
+        asked_inside.append(bool(open_transactions))
+        return review(proposed, candidates, conversation)
+
+    reviewer.review = watched_review
+    with Memory(settings) as plain, Memory(settings, reviewer=reviewer,
+                                           embedder=plain.embedder) as reviewed:
+        plain.commit(user_id, "c1", {"entities": [{"name": "Sarah Kim", "kind": "PERSON"}],
+                                     "relations": [rel("User", "KNOWS", "Sarah Kim",
+                                                       "I know Sarah Kim from climbing")]})
+
+        def failing_once(kind, original):
+            def run_unit(fn):
+                failed: list[bool] = []
+
+                def once(tx):
+                    open_transactions.append(kind)
+                    try:
+                        result = fn(tx)
+                    finally:
+                        open_transactions.pop()
+                    attempts.append(kind)
+                    if not failed:
+                        failed.append(True)
+                        raise ServiceUnavailable("connection reset by peer")
+                    return result
+                return original(once)
+            return run_unit
+
+        monkeypatch.setattr(reviewed.store, "read", failing_once("read", reviewed.store.read))
+        monkeypatch.setattr(reviewed.store, "write", failing_once("write", reviewed.store.write))
+        report = reviewed.commit(user_id, "c2", {
+            "entities": [{"name": "Sarah K.", "kind": "PERSON"}],
+            "relations": [rel("User", "CLIMBS_WITH", "Sarah K.",
+                              "I climb with Sarah K. on Sundays")]})
+    assert reviewer.calls == [("Sarah K.", ["Sarah Kim"])]
+    assert asked_inside == [False]
+    # Two review reads (one to find the question, one to resolve with its answer) and the
+    # write, each run twice by the driver.
+    assert attempts == ["read", "read", "read", "read", "write", "write"]
+    assert [(m.name, m.into) for m in report.merged] == [("Sarah K.", "Sarah Kim")]
+    assert {(a, t, b) for a, t, b, _ in edges(raw_driver, user_id)} == {
+        ("User", "KNOWS", "Sarah Kim"), ("User", "CLIMBS_WITH", "Sarah Kim")}

@@ -3,6 +3,7 @@
 from datetime import UTC, datetime
 
 import numpy as np
+import pytest
 
 from pegasus import Memory
 from pegasus.embed import unpack_vector
@@ -36,6 +37,7 @@ def stored(raw_driver, user_id) -> dict[str, bytes]:
     return {r["id"]: r["packed"] for r in rows}
 
 
+@pytest.mark.slow  # the reference embedder loads torch
 def test_a_store_embedded_by_sentence_transformers_is_kept_as_it_is(settings, raw_driver,
                                                                     user_id):
     reference = settings.model_copy(update={"embedding_runtime": "sentence-transformers"})

@@ -40,6 +40,7 @@ def both() -> tuple[np.ndarray, np.ndarray, list[str]]:
     return onnx, reference, texts
 
 
+@pytest.mark.slow  # the reference embedder loads torch
 def test_onnx_vectors_equal_the_reference_ones(both):
     onnx, reference, texts = both
     assert onnx.shape == reference.shape == (len(texts), 384)
@@ -50,6 +51,7 @@ def test_onnx_vectors_equal_the_reference_ones(both):
     assert np.allclose(np.linalg.norm(onnx, axis=1), 1.0, atol=1e-5)
 
 
+@pytest.mark.slow  # the reference embedder loads torch
 def test_long_texts_are_cut_where_the_reference_cuts_them(both):
     onnx, _, texts = both
     encoder = load_encoder(MODEL, "onnx")
@@ -62,6 +64,7 @@ def test_long_texts_are_cut_where_the_reference_cuts_them(both):
     assert np.allclose(encoder.encode([cut])[0], onnx[-2], atol=1e-5)
 
 
+@pytest.mark.slow  # the reference embedder loads torch
 def test_padding_in_a_batch_changes_no_vector(both):
     onnx, _, texts = both
     encoder = load_encoder(MODEL, "onnx")

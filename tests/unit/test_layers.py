@@ -1,5 +1,7 @@
-"""The house reads top-down (CONVENTIONS, #40): no import circle among pegasus modules, no stage
-imports the `Memory` facade, and recall does not load the write path.
+"""The house reads top-down (ARCHITECTURE.md, "Floors" and "Rules"): no import circle among
+pegasus modules, no stage imports the `Memory` facade, recall does not load the write path,
+serve never imports the hook program nor reaches the store, and the models stand on leaves
+only.
 
 The import graph is read from the source with `ast` (every import, also those inside functions
 and under TYPE_CHECKING: a circle there is still one idea split wrongly); networkx, already a
@@ -141,3 +143,75 @@ def test_recall_does_not_load_the_write_path():
                             ).stdout.split()
     assert "pegasus.recall.engine" in loaded
     assert [m for m in loaded if m.startswith(WRITE_PATH)] == []
+
+
+def _imports(path: Path) -> list[tuple[str, int]]:
+    """(module named, line) of every import of a file, `from a import b` as a.b."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found += [(a.name, node.lineno) for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found += [(f"{node.module}.{a.name}", node.lineno) for a in node.names]
+    return found
+
+
+SERVE = sorted((ROOT / "serve").glob("*.py"))
+
+
+def test_serve_never_imports_the_hook_program():
+    """The hook is a client of the server (it talks HTTP); what both need lives below them
+    (pegasus.preamble)."""
+    assert len(SERVE) > 10
+    offenders = [f"{p.name}:{line}" for p in SERVE for name, line in _imports(p)
+                 if name == "pegasus.hook" or name.startswith("pegasus.hook.")]
+    assert offenders == []
+
+
+def test_serve_never_reaches_the_store():
+    """Serve asks the facade (Memory's methods), never the store under it: no `.store`
+    attribute, and from pegasus.store only the request deadline."""
+    offenders = []
+    for path in SERVE:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        offenders += [f"{path.name}:{n.lineno} .store" for n in ast.walk(tree)
+                      if isinstance(n, ast.Attribute) and n.attr == "store"]
+        offenders += [f"{path.name}:{line} {name}" for name, line in _imports(path)
+                      if name.startswith("pegasus.store") and name != "pegasus.store.deadline"]
+    assert offenders == []
+
+
+def test_the_check_sees_serve_reaching_the_store(tmp_path):
+    (tmp_path / "m.py").write_text("def f(memory):\n    return memory.store.query('x')\n")
+    tree = ast.parse((tmp_path / "m.py").read_text())
+    assert [n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)] == ["query", "store"]
+
+
+def _leaf(module: str, known: dict[str, Path]) -> bool:
+    """A module that imports no pegasus module (nor does its package's __init__)."""
+    paths = [known[module]]
+    package = module.rpartition(".")[0]
+    if package in known and package != ROOT.name:
+        paths.append(known[package])
+    return all(not name.startswith(f"{ROOT.name}.") and name != ROOT.name
+               for path in paths for name, _ in _imports(path))
+
+
+def test_the_models_stand_on_leaves_only():
+    """A model module imports other model modules and leaves (modules that import no pegasus
+    module: vocab, portable, the block renderer), so the floor every stage shares pulls in
+    nothing above it."""
+    known = modules(ROOT)
+    graph = import_graph(ROOT)
+    models = [m for m in known if m.startswith("pegasus.models")]
+    assert len(models) >= 5
+    offenders = sorted(f"{m} -> {t}" for m in models for t in graph.successors(m)
+                       if not t.startswith("pegasus.models") and not _leaf(t, known))
+    assert offenders == []
+
+
+def test_the_hook_program_stands_on_leaves_only():
+    """`pegasus-hook` runs for every prompt of a coding agent: it loads no server stack."""
+    known = modules(ROOT)
+    assert sorted(t for t in import_graph(ROOT).successors("pegasus.hook")
+                  if not _leaf(t, known)) == []

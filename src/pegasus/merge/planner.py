@@ -307,7 +307,7 @@ class _Resolver:
             return self.ensure_self(proposed)
         found = match(proposed, self.pool, self.settings.fuzzy_similarity)
         target = found.merge_target
-        if target is not None:
+        if target is not None and found.rule is not None:  # a merge target comes with its rule
             before = copy.deepcopy(target)
             target = self._absorb(target, proposed)
             if target.id not in self.created:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -109,9 +109,14 @@ def stored_as_text(model: type[BaseModel]) -> Any:
                      WithJsonSchema({"type": "string", "maxLength": MAX_TEXT_CHARS})]
 
 
-AbsorbedText = stored_as_text(AbsorbedEntity)
-BeforeText = stored_as_text(EntityBefore)
-BetweenText = stored_as_text(EdgeBetween)
+if TYPE_CHECKING:  # to the type checker, a part stored as text is its model
+    AbsorbedText = AbsorbedEntity
+    BeforeText = EntityBefore
+    BetweenText = EdgeBetween
+else:
+    AbsorbedText = stored_as_text(AbsorbedEntity)
+    BeforeText = stored_as_text(EntityBefore)
+    BetweenText = stored_as_text(EdgeBetween)
 
 
 class MergeFields(_Part):

@@ -90,7 +90,7 @@ class Pool:
     def __init__(self, entities: Iterable[StoredEntity] = (), over: Pool | None = None) -> None:
         if over is not None and over.base is not None:
             raise ValueError("an overlay is made over a plain pool")
-        self.base = over
+        self.base: Pool | None = over
         self.by_id: dict[str, StoredEntity] = {}  # this layer's entities
         self._order: dict[str, int] = {}
         self._forms: dict[str, tuple[str, list[str]]] = {}  # id → (kind, forms) as indexed
@@ -196,7 +196,10 @@ class Pool:
 
     def _rank(self, entity_id: str) -> int:
         own = self._order.get(entity_id)
-        return own if own is not None else self.base._order[entity_id]
+        if own is not None:
+            return own
+        assert self.base is not None  # an id this layer does not order is its base's
+        return self.base._order[entity_id]
 
     def _ordered(self, ids: Iterable[str]) -> list[StoredEntity]:
         return [self[i] for i in sorted(set(ids), key=self._rank)]

@@ -99,12 +99,13 @@ class Snapshots:
             base = kept.pool
             foldable = (
                 base is not None and kept.token == step.before and step.overlay.base is base
-                and step.after is not None and step.after[0] == step.before[0]
+                and step.before is not None and step.after is not None
+                and step.after[0] == step.before[0]
                 and (kept.newest is None or step.at > kept.newest)
-                and all(base.get(i) is None or base.get(i).name == e.name
+                and all((stored := base.get(i)) is None or stored.name == e.name
                         for i, e in step.overlay.by_id.items())
             )
-            if not foldable:
+            if not foldable or base is None:
                 with self._lock:
                     self._kept.pop(step.user_id, None)
                 return

@@ -7,6 +7,7 @@ the memories that ran between the two, which the merge had to take off; undo res
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from neo4j import ManagedTransaction
 
@@ -27,6 +28,8 @@ def revert_record(survivor: StoredEntity, record: MergeFields) -> set[str]:
     properties it added or overwrote, its confidence and kind, its conversations. The property
     keys touched (a key the merge added must be removed in the graph too)."""
     absorbed, before = record.absorbed, record.before
+    # A merged or flagged record keeps both (MergeFields refuses one without them).
+    assert absorbed is not None and before is not None
     added = {fold(f) for f in [absorbed.name, *absorbed.aliases]} - {
         fold(f) for f in [before.name, *before.aliases]}
     survivor.aliases = [a for a in survivor.aliases if fold(a) not in added]
@@ -57,6 +60,7 @@ def undo_in_tx(tx: ManagedTransaction, embedder: Embedder, user_id: str, record_
     if not rows[0]["survivor_exists"]:
         raise NotFoundError("the surviving entity of this merge no longer exists")
     absorbed = record.absorbed
+    assert absorbed is not None  # a merged or flagged record keeps it (MergeFields checks)
     [survivor] = stored_entities(tx, user_id, ids=[record.survivor_id])
     had = survivor.forms()
     touched = revert_record(survivor, record)
@@ -90,7 +94,7 @@ def undo_in_tx(tx: ManagedTransaction, embedder: Embedder, user_id: str, record_
 def _restore_between(tx: ManagedTransaction, embedder: Embedder, user_id: str, now: datetime,
                      survivor_id: str, restored_id: str, between: list[EdgeBetween]) -> None:
     """Recreate the memories that ran between the two entities, with their snippets."""
-    rows = []
+    rows: list[dict[str, Any]] = []
     for edge in between:
         ends = (survivor_id, restored_id) if edge.from_survivor else (restored_id, survivor_id)
         rows.append({"source_id": ends[0], "target_id": ends[1], "label": edge.label,

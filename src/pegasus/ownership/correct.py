@@ -11,7 +11,7 @@ from datetime import datetime
 from neo4j import ManagedTransaction
 
 from pegasus.embed import Embedder
-from pegasus.errors import PegasusError
+from pegasus.errors import InvalidInputError
 from pegasus.merge.records import AbsorbedEntity, EdgeBetween, EntityBefore, MergeFields
 from pegasus.merge.rules import StoredEntity
 from pegasus.models.batch import MAX_ENTITY_ALIASES
@@ -55,7 +55,7 @@ def _refuse_taken(tx: ManagedTransaction, user_id: str, entity: StoredEntity, na
     others = [r for r in run(tx, "ownership/entity_refs", user_id=user_id, ref=name,
                              folded=fold(name)) if r["id"] != entity.id]
     if others:
-        raise PegasusError(
+        raise InvalidInputError(
             f"{name!r} already names another entity ({others[0]['name']}, {others[0]['id']}); "
             "if they are the same, merge them (`pegasus correct merge`)")
 
@@ -96,7 +96,7 @@ def edit_aliases(tx: ManagedTransaction, embedder: Embedder, user_id: str, ref: 
     notes: list[str] = []
     dropped = {fold(entity_name(a, "alias")) for a in remove}
     if fold(entity.name) in dropped:
-        raise PegasusError(f"{entity.name!r} is the entity's name, not an alias; rename it "
+        raise InvalidInputError(f"{entity.name!r} is the entity's name, not an alias; rename it "
                            "instead; nothing was changed")
     missing = dropped - {fold(a) for a in entity.aliases}
     notes += [f"{form!r} was not an alias" for form in sorted(missing)]
@@ -109,7 +109,7 @@ def edit_aliases(tx: ManagedTransaction, embedder: Embedder, user_id: str, ref: 
             continue
         entity.aliases.append(alias)
     if len(entity.aliases) > MAX_ENTITY_ALIASES:
-        raise PegasusError(f"an entity has at most {MAX_ENTITY_ALIASES} aliases; nothing was changed")
+        raise InvalidInputError(f"an entity has at most {MAX_ENTITY_ALIASES} aliases; nothing was changed")
     _save(tx, embedder, user_id, now, entity, had)
     return _told(checker, Correction(action="aliases", entity_id=entity.id, name=entity.name,
                                      aliases=entity.aliases, notes=notes))
@@ -125,7 +125,7 @@ def merge(tx: ManagedTransaction, embedder: Embedder, user_id: str, keep_ref: st
     keep, absorb = resolve_entity(tx, user_id, keep_ref), resolve_entity(tx, user_id, absorb_ref)
     notes: list[str] = []
     if keep.id == absorb.id:
-        raise PegasusError(f"{keep_ref!r} and {absorb_ref!r} are the same entity; nothing to merge")
+        raise InvalidInputError(f"{keep_ref!r} and {absorb_ref!r} are the same entity; nothing to merge")
     if absorb.is_self:
         keep, absorb = absorb, keep
         notes.append(f"kept {keep.name} (the user's own node), which always survives")

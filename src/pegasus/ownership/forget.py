@@ -19,7 +19,7 @@ from typing import Any
 from neo4j import ManagedTransaction
 
 from pegasus.embed import Embedder, pack_vector
-from pegasus.errors import PegasusError
+from pegasus.errors import InvalidInputError
 from pegasus.extract.extractor import Staging
 from pegasus.merge.records import MergeFields
 from pegasus.merge.undo import revert_record
@@ -112,7 +112,7 @@ def forget_entity(tx: ManagedTransaction, user_id: str, ref: str,
     erasure = _begin(tx, user_id, now, "entity")
     choice = resolve_entity(tx, user_id, ref)
     if choice.is_self:
-        raise PegasusError(f"{choice.name!r} is the user's own node: forgetting it is forgetting "
+        raise InvalidInputError(f"{choice.name!r} is the user's own node: forgetting it is forgetting "
                            "everything (`forget --everything --yes`); nothing was changed")
     [entity] = stored_entities(tx, user_id, ids=[choice.id])
     erasure.edges(run(tx, "ownership/entity_edges", user_id=user_id, entity_id=entity.id))

@@ -6,7 +6,7 @@ from typing import Any
 
 from neo4j import ManagedTransaction
 
-from pegasus.errors import AmbiguousEntityError, NotFoundError, PegasusError
+from pegasus.errors import AmbiguousEntityError, InvalidInputError, NotFoundError
 from pegasus.extract.clean import clean_text
 from pegasus.models.batch import MAX_NAME_CHARS
 from pegasus.models.views import EntityChoice
@@ -22,7 +22,7 @@ def edge_rows(tx: ManagedTransaction, user_id: str, edge_ids: list[str]) -> list
 def one_edge(tx: ManagedTransaction, user_id: str, edge_id: str) -> dict[str, Any]:
     """The memory `edge_id` of this user; NotFoundError (404) when it has none by that id."""
     if not isinstance(edge_id, str) or not edge_id.strip() or len(edge_id) > 200:
-        raise PegasusError("a memory id is a non-empty string of at most 200 characters")
+        raise InvalidInputError("a memory id is a non-empty string of at most 200 characters")
     rows = edge_rows(tx, user_id, [edge_id])
     if not rows:
         raise NotFoundError(f"no memory {edge_id!r} in {user_id}'s memory")
@@ -32,12 +32,12 @@ def one_edge(tx: ManagedTransaction, user_id: str, edge_id: str) -> dict[str, An
 def entity_name(value: str, what: str = "name") -> str:
     """A name a person typed, as it will be stored (control characters become spaces)."""
     if not isinstance(value, str):
-        raise PegasusError(f"{what} must be a string")
+        raise InvalidInputError(f"{what} must be a string")
     name = clean_text(value)
     if not name:
-        raise PegasusError(f"{what} must not be empty")
+        raise InvalidInputError(f"{what} must not be empty")
     if len(name) > MAX_NAME_CHARS:
-        raise PegasusError(f"{what} is longer than {MAX_NAME_CHARS} characters")
+        raise InvalidInputError(f"{what} is longer than {MAX_NAME_CHARS} characters")
     return name
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from neo4j import ManagedTransaction
 
-from pegasus.errors import PegasusError
+from pegasus.errors import InvalidInputError
 from pegasus.models.views import MEMORY_STATES, MemoryEdge, MemoryHistory, Sighting
 from pegasus.ownership.refs import one_edge, resolve_entity
 from pegasus.portable import native
@@ -25,7 +25,7 @@ def states_for(state: str | list[str]) -> list[str]:
         return list(MEMORY_STATES)
     unknown = [s for s in wanted if s not in MEMORY_STATES]
     if unknown or not wanted:
-        raise PegasusError(f"unknown memory state {unknown[0] if unknown else ''!r}; one of "
+        raise InvalidInputError(f"unknown memory state {unknown[0] if unknown else ''!r}; one of "
                            f"{', '.join(MEMORY_STATES)} or all")
     return wanted
 
@@ -38,9 +38,9 @@ def memories(tx: ManagedTransaction, user_id: str, about: str | None, state: str
     [said_from, said_until), when given), one page; `lambdas` (the settings' decay_lambdas)
     give each its strength at `now`."""
     if limit is not None and not 1 <= limit <= MAX_PAGE:
-        raise PegasusError(f"limit must be between 1 and {MAX_PAGE}")
+        raise InvalidInputError(f"limit must be between 1 and {MAX_PAGE}")
     if offset < 0:
-        raise PegasusError("offset must not be negative")
+        raise InvalidInputError("offset must not be negative")
     entity_ids = [resolve_entity(tx, user_id, about).id] if about is not None else None
     rows = run(tx, "ownership/memories", user_id=user_id, entity_ids=entity_ids, rows=None,
                states=states_for(state), now=now, skip=offset,

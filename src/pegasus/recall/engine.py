@@ -250,10 +250,11 @@ class RecallEngine:
         for i, got in found.items():
             for row in got:
                 scores[i, column[row["id"]]] = row["score"]
-        rows = [keys[k] for k in ids]
-        return partition, KeySet(ids=ids, kinds=[r["kind"] for r in rows],
-                      entity_ids=[r["entity_id"] for r in rows],
-                      labels=[r["label"] for r in rows],
+        chosen = [keys[k] for k in ids]
+        assert partition is not None  # the first statement reads it, words or none
+        return partition, KeySet(ids=ids, kinds=[r["kind"] for r in chosen],
+                      entity_ids=[r["entity_id"] for r in chosen],
+                      labels=[r["label"] for r in chosen],
                       vectors=np.zeros((len(ids), 0))), scores
 
     def _start_depth(self, user_id: str) -> int:

@@ -7,6 +7,7 @@ import threading
 from collections import deque
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 
 from neo4j import ManagedTransaction
 
@@ -105,7 +106,7 @@ class ReadLogWriter:
                     return
                 batch = list(self._pending)
             try:
-                self.store.write(lambda tx, reads=batch: write_reads(tx, reads))
+                self.store.write(partial(write_reads, reads=batch))
             except Exception:  # kept and tried again: a read log is never dropped
                 log.exception("read log not written (%d reads); retrying in %.0f s",
                               len(batch), self.retry_s)

@@ -64,11 +64,10 @@ def select_seeds(
         for j in sorted(accepted):
             score = float(row[j])
             matches.append((word, keys.ids[j], score))
-            if keys.kinds[j] == "entity" and keys.entity_ids[j]:
-                eid = keys.entity_ids[j]
+            eid, label = keys.entity_ids[j], keys.labels[j]
+            if keys.kinds[j] == "entity" and eid:
                 entities[eid] = max(entities.get(eid, 0.0), score)
-            elif keys.labels[j]:
-                label = keys.labels[j]
+            elif label:
                 labels[label] = max(labels.get(label, 0.0), score)
         per_word.append((entities, labels))
     return Seeds(combine([e for e, _ in per_word]), combine([lb for _, lb in per_word]), matches)

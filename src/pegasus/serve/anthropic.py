@@ -21,8 +21,8 @@ from fastapi.responses import JSONResponse, Response
 from fastapi.routing import APIRoute
 from pydantic import BaseModel, ConfigDict, Field
 
-from pegasus.hook import memory_note
 from pegasus.llm import MESSAGES_API
+from pegasus.preamble import memory_note
 from pegasus.serve.conversations import derived_id
 from pegasus.serve.http import User, error_responses
 from pegasus.serve.proxy import CONVERSATION_HEADER, _upstream, forward, prepare
@@ -57,7 +57,7 @@ def anthropic_error(response: Response) -> Response:
     if response.status_code < 400 or not isinstance(response, JSONResponse):
         return response
     try:
-        message = json.loads(response.body)["error"]["message"]
+        message = json.loads(bytes(response.body))["error"]["message"]
     except (ValueError, KeyError, TypeError):
         return response
     kind = ANTHROPIC_ERRORS.get(response.status_code, "api_error")

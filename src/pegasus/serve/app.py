@@ -54,7 +54,7 @@ def _upstreams(settings: Settings, given: httpx.AsyncClient | None
                 {"Authorization": f"Bearer {secret_text(openai_key)}"} if openai_key else {},
                 settings),
         _client(settings.anthropic_upstream_base_url,
-                {"x-api-key": secret_text(anthropic_key)} if anthropic_key else {}, settings),
+                {"x-api-key": secret_text(anthropic_key) or ""} if anthropic_key else {}, settings),
     )
 
 

@@ -12,7 +12,7 @@ from pegasus.settings import Settings, secret_text
 
 def load_keys(settings: Settings) -> dict[str, str]:
     """API key → user id, from PEGASUS_API_KEYS and the key file (PEGASUS_API_KEY_FILE)."""
-    keys = {secret_text(key): user for key, user in settings.api_keys.items()}
+    keys = {secret_text(key) or "": user for key, user in settings.api_keys.items()}
     if settings.api_key_file is not None:
         keys.update(_read_key_file(settings.api_key_file))
     for key, user in keys.items():

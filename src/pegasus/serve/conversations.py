@@ -113,8 +113,7 @@ class Conversations:
             log.warning("a close was still running at shutdown: released for another server "
                         "or the next start")
             user_id, conversation_id = running
-            self.memory.store.execute("write/release_close", user_id=user_id,
-                                      conversation_id=conversation_id, holder=self.holder)
+            self.memory.release_close(user_id, conversation_id, self.holder)
 
     def wait(self, timeout_s: float = 120.0) -> None:
         """Return once every close scheduled so far has run (one worker: they run in order)."""

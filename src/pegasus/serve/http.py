@@ -17,18 +17,7 @@ from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
 from pegasus.clock import client_instant
-from pegasus.errors import (
-    AmbiguousEntityError,
-    ConfigError,
-    ConversationConflictError,
-    ExtractionError,
-    InvalidBatchError,
-    Neo4jUnavailableError,
-    NotFoundError,
-    PartitionNotEmptyError,
-    PegasusError,
-    TooLargeError,
-)
+from pegasus.errors import Neo4jUnavailableError, PegasusError, http_status
 from pegasus.models.batch import describe_validation_error
 from pegasus.store import deadline
 
@@ -79,27 +68,13 @@ class Unauthorized(HTTPException):
         super().__init__(401)
 
 
-_STATUS: list[tuple[type[PegasusError], int, str]] = [
-    (TooLargeError, 413, "too_large_error"),
-    (InvalidBatchError, 422, "invalid_request_error"),
-    (NotFoundError, 404, "not_found_error"),
-    (ConversationConflictError, 409, "conflict_error"),
-    (AmbiguousEntityError, 409, "ambiguous_error"),
-    (PartitionNotEmptyError, 409, "conflict_error"),
-    (ExtractionError, 502, "extraction_error"),
-    (Neo4jUnavailableError, 503, "unavailable_error"),
-    (ConfigError, 503, "configuration_error"),
-    (PegasusError, 400, "invalid_request_error"),
-]
-
-
 async def _unauthorized(request: Request, exc: Unauthorized) -> JSONResponse:
     return error(401, "missing or unknown API key (send Authorization: Bearer <key>, or x-api-key)",
                  "authentication_error", {"WWW-Authenticate": "Bearer"})
 
 
 async def _pegasus_error(request: Request, exc: PegasusError) -> JSONResponse:
-    status, kind = next((s, k) for cls, s, k in _STATUS if isinstance(exc, cls))
+    status, kind = http_status(exc)
     return error(status, str(exc), kind)
 
 

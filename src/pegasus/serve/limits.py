@@ -110,6 +110,7 @@ def add_body_limit(app: FastAPI) -> None:
     async def late(request: Request, exc: BodyTooSlow) -> JSONResponse:
         return error(408, exc.detail, "timeout_error", exc.headers)
 
-    app.add_exception_handler(BodyTooLarge, refused)
-    app.add_exception_handler(BodyTooSlow, late)
+    # Starlette types a handler as taking any Exception; these are only given their own.
+    app.add_exception_handler(BodyTooLarge, refused)  # type: ignore[arg-type]
+    app.add_exception_handler(BodyTooSlow, late)  # type: ignore[arg-type]
     app.add_middleware(BodyLimit, fastapi=app)

@@ -99,8 +99,7 @@ def readiness(memory: Any) -> dict[str, str]:
     """Each part of readiness as Neo4j sees it: "ok", or what is wrong (no user named)."""
     parts: dict[str, str] = {}
     try:
-        applied = {r["version"]: r["checksum"]
-                   for r in memory.store.query("read/applied_migrations")}
+        applied = memory.applied_migrations()
         pending = cypher.check_applied(applied, cypher.migrations())
         parts["neo4j"] = "ok"
         parts["migrations"] = "ok" if not pending else \
@@ -109,7 +108,7 @@ def readiness(memory: Any) -> dict[str, str]:
         parts.setdefault("neo4j", str(exc))
         parts.setdefault("migrations", "unknown")
     except Exception as exc:  # a driver error: Neo4j does not answer
-        parts["neo4j"] = f"Neo4j at {memory.store.uri} does not answer ({type(exc).__name__})"
+        parts["neo4j"] = f"Neo4j at {memory.neo4j_address} does not answer ({type(exc).__name__})"
         parts["migrations"] = "unknown"
     return parts
 
@@ -150,8 +149,7 @@ class Health:
             parts = readiness(self.memory)
             state = None
             if parts["neo4j"] == "ok":
-                rows = self.memory.store.query("read/service_state")
-                state = rows[0] if rows else None
+                state = self.memory.service_state()
         return parts, state
 
     async def check(self) -> None:
@@ -167,7 +165,7 @@ class Health:
         try:
             await asyncio.wait_for(asyncio.shield(self._probe), limit)
         except TimeoutError:
-            self.parts = {"neo4j": f"Neo4j at {self.memory.store.uri} gave no answer within "
+            self.parts = {"neo4j": f"Neo4j at {self.memory.neo4j_address} gave no answer within "
                                    f"{limit:g} s", "migrations": "unknown"}
             self.state = None
             self.checked_at = time.monotonic()
@@ -178,7 +176,7 @@ class Health:
         if probe.cancelled():
             return
         if probe.exception() is not None:  # the probe itself failed: Neo4j is not usable
-            self.parts = {"neo4j": f"Neo4j at {self.memory.store.uri} does not answer "
+            self.parts = {"neo4j": f"Neo4j at {self.memory.neo4j_address} does not answer "
                                    f"({type(probe.exception()).__name__})",
                           "migrations": "unknown"}
             self.state = None

@@ -33,10 +33,10 @@ from starlette.datastructures import UploadFile as StarletteUploadFile
 
 from pegasus.errors import (
     AmbiguousEntityError,
-    Neo4jUnavailableError,
+    InvalidInputError,
     NotFoundError,
-    PartitionNotEmptyError,
     PegasusError,
+    http_status,
 )
 from pegasus.memory import Memory
 from pegasus.models.views import MemoryEdge
@@ -107,11 +107,8 @@ class Refused(Exception):
 
 
 def _status(exc: PegasusError) -> int:
-    if isinstance(exc, NotFoundError):
-        return 404
-    if isinstance(exc, AmbiguousEntityError | PartitionNotEmptyError):
-        return 409
-    return 503 if isinstance(exc, Neo4jUnavailableError) else 400
+    """The status the API answers the same error with (pegasus.errors.http_status)."""
+    return http_status(exc)[0]
 
 
 class PageRoute(APIRoute):
@@ -241,7 +238,7 @@ def _day(value: str, what: str) -> date | None:
     try:
         return date.fromisoformat(value.strip())
     except ValueError as exc:
-        raise PegasusError(f"{what} must be a day like 2026-03-01, not {value!r}") from exc
+        raise InvalidInputError(f"{what} must be a day like 2026-03-01, not {value!r}") from exc
 
 
 def _instant(day: date | None) -> datetime | None:
@@ -252,7 +249,7 @@ def _instant(day: date | None) -> datetime | None:
 async def list_memories(request: Request, session: Signed, about: str = "", state: str = "all",
                         said_from: str = "", said_until: str = "", page: int = 1) -> Response:
     if state not in ("all", *STATE_WORDS) or not 1 <= page <= 10**6:
-        raise PegasusError("not a filter this page offers")
+        raise InvalidInputError("not a filter this page offers")
     since, until = _day(said_from, "From"), _day(said_until, "Until")
     offset = (page - 1) * PAGE_SIZE
     found = await in_thread(
@@ -386,7 +383,7 @@ async def forget_memory(request: Request, session: Change, memory_id: str) -> Re
 async def forget_entity(request: Request, session: Change, entity_id: str,
                         confirm: Annotated[str, Form()] = "") -> Response:
     if confirm != "yes":
-        raise PegasusError("tick the box to confirm; nothing was forgotten")
+        raise InvalidInputError("tick the box to confirm; nothing was forgotten")
     done = await in_thread(request, _memory(request).forget_entity, session.user, entity_id)
     return _result(request, session, "The entity is forgotten", done)
 
@@ -404,7 +401,7 @@ async def forget_conversation(request: Request, session: Change,
 async def forget_everything(request: Request, session: Change,
                             confirm: Annotated[str, Form()] = "") -> Response:
     if confirm.strip() != "everything":
-        raise PegasusError("type the word everything to confirm; nothing was forgotten")
+        raise InvalidInputError("type the word everything to confirm; nothing was forgotten")
     done = await in_thread(request, _memory(request).forget_everything, session.user,
                            bounded=False)
     return _result(request, session, "Everything is forgotten", done)
@@ -418,14 +415,14 @@ async def import_memory(request: Request, session: Signed) -> Response:
     limit = request.app.state.memory.settings.max_upload_bytes
     size = request.headers.get("content-length", "")
     if not size.isdigit() or int(size) > limit:
-        raise PegasusError(f"an upload may be at most {limit // 2**20} MiB (and must say its "
+        raise InvalidInputError(f"an upload may be at most {limit // 2**20} MiB (and must say its "
                            "size); nothing was imported")
     form = await request.form(max_files=1, max_fields=3)
     file, csrf = form.get("file"), form.get("csrf")
     if not same_origin(request) or not isinstance(csrf, str) or not csrf_matches(session, csrf):
         raise Refused
     if not isinstance(file, StarletteUploadFile):
-        raise PegasusError("choose an export file to import; nothing was imported")
+        raise InvalidInputError("choose an export file to import; nothing was imported")
     replace = form.get("replace") in ("true", "on", "1")
     # The same function as POST /v1/memory/import, with its checks and messages.
     with tempfile.NamedTemporaryFile("wb", suffix=".jsonl") as spool:

@@ -26,7 +26,7 @@ from starlette.concurrency import run_in_threadpool
 
 from pegasus.clock import aware
 from pegasus.errors import ConfigError, TooLargeError
-from pegasus.hook import memory_note  # one wording for the hooks and the proxy
+from pegasus.preamble import memory_note  # one wording for the hooks and the proxies
 from pegasus.serve.conversations import derived_id
 from pegasus.serve.http import ID_PATTERN, User, error, error_responses
 from pegasus.serve.observe import CLIENT_CLOSED

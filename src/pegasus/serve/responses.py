@@ -18,7 +18,7 @@ from fastapi import APIRouter, Header, Request
 from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field
 
-from pegasus.hook import memory_note
+from pegasus.preamble import memory_note
 from pegasus.serve.conversations import derived_id
 from pegasus.serve.http import User, error_responses
 from pegasus.serve.proxy import CONVERSATION_HEADER, _upstream, forward, prepare

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Final, Literal
 
 from pydantic import (
     BaseModel,
@@ -49,7 +49,7 @@ from pegasus.portable import decode_props, strict_json
 from pegasus.settings import Settings
 from pegasus.vocab import Cardinality, Kind, Stability
 
-FORMAT = "pegasus-memory-export"
+FORMAT: Final = "pegasus-memory-export"
 VERSION = 1
 # Minor versions add what an older reader of the same version can do without: 1 added the end
 # line. A header without `minor` is 1.0 (files exported before it), read as they always were.
@@ -197,13 +197,18 @@ class EdgeBetween(records.EdgeBetween):
         return self
 
 
-BetweenText = records.stored_as_text(EdgeBetween)
+if TYPE_CHECKING:  # to the type checker, a part stored as text is its model
+    BetweenText = EdgeBetween
+else:
+    BetweenText = records.stored_as_text(EdgeBetween)
 
 
 class MergeFields(records.MergeFields):
     """A merge record's fields (merge/records.py), its taken-off memories checked as memories."""
 
-    between: list[BetweenText] = Field(default_factory=list, max_length=MAX_LIST)
+    # Narrower than the base's list (an import's records are read, never appended to).
+    between: list[BetweenText] = Field(  # type: ignore[assignment]
+        default_factory=list, max_length=MAX_LIST)
 
 
 class MergeRecordRecord(_Record):

@@ -195,8 +195,7 @@ def _parsed(path: Path, checker: Screen | None = None) -> Iterator[tuple[int, An
         except ValueError:  # an integer past Python's 4,300 digits (no export writes one)
             raise InvalidExportError(f"line {number}: not JSON (a number too long to read)"
                                      ) from None
-        kind = data.get("type") if isinstance(data, dict) else None
-        kind = kind if kind in ORDER else "record"
+        kind = data["type"] if isinstance(data, dict) and data.get("type") in ORDER else "record"
         problem = _structure_problem(data)
         if problem is not None:
             raise InvalidExportError(f"line {number} ({kind}): {problem}")

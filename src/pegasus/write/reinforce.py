@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from neo4j import ManagedTransaction
@@ -11,7 +12,7 @@ from pegasus.store import run
 
 
 def reinforce(tx: ManagedTransaction, settings: Settings, user_id: str,
-              rows: list[dict[str, str]], now: datetime) -> int:
+              rows: Sequence[Mapping[str, str | None]], now: datetime) -> int:
     """Apply the +bump reinforcement to edges given as {source_id, target_id, edge_id} (a
     target of None: looked for among the source's edges)."""
     result = run(tx, "write/reinforce", user_id=user_id, rows=rows, now=now,
