@@ -36,12 +36,12 @@ from pegasus.models.batch import ExtractionBatch, Turn, describe_validation_erro
 from pegasus.models.recall import Recall
 from pegasus.models.reports import (
     CommitReport,
-    Extracted,
-    Recorded,
     Correction,
     DecayReport,
+    Extracted,
     ForgetReport,
     ImportReport,
+    Recorded,
     UndoResult,
 )
 from pegasus.models.views import EntityView, MemoryEdge, MemoryHistory, MergeRecord

@@ -9,11 +9,17 @@ from __future__ import annotations
 import time
 
 import httpx
+import pytest
 
 from tests.serve.extracting_upstream import TAUGHT
-from tests.serve.test_proxy import KEY_A, memory_messages, proxy, two_users  # noqa: F401
+from tests.serve.test_proxy import KEY_A, memory_messages, proxy
 
 ASKED = "How is my sister's training going?"
+
+
+@pytest.fixture
+def two_users(user_id):
+    return f"{user_id}-a", f"{user_id}-b"
 
 
 def wait_for(predicate, timeout_s: float = 30.0):

@@ -15,13 +15,13 @@ from pegasus.centring import centre
 from pegasus.centring import load as load_centre
 from pegasus.embed import Embedder, query_vector, stored_vector, unpack_vector
 from pegasus.models.recall import FiredNode, Recall
+from pegasus.passages import conversation_key
 from pegasus.recall.budget import Reached, fire
 from pegasus.recall.history import Span, asks_about_past, dates_named, spans_named
 from pegasus.recall.rank import Candidate, Weights, choose, graph_scores, score
 from pegasus.recall.read_log import Read, ReadLogWriter, read_log_entry, write_reads
 from pegasus.recall.seeds import KeySet, Seeds, select_seeds, strongest
 from pegasus.settings import Settings
-from pegasus.passages import conversation_key
 from pegasus.snippets import keyword_query
 from pegasus.store import Store, run_values
 from pegasus.text import content_words, head_and_tail
