@@ -4,7 +4,8 @@
 // $lambdas) and the instant its shown words were said (its own
 // :Snippet's said_at, else the edge's created_at), filtered to $states and to words said in
 // [$said_from, $said_until) when given, one page at a time: ordered by source, relation,
-// target, id, or most recently said first when $newest_first.
+// target, id, or most recently said first when $newest_first. A correction names what it
+// corrects; a corrected version, when and through which surface the person corrected it.
 CALL () {
   WITH 1 AS one WHERE $entity_ids IS NULL AND $rows IS NULL
   MATCH (a:Entity {user_id: $user_id})-[r]->(b:Entity {user_id: $user_id})
@@ -41,6 +42,8 @@ RETURN r.id AS id, a.id AS source_id, a.name AS source, type(r) AS relation, b.i
        r.cardinality AS cardinality, coalesce(r.dormant, false) AS dormant,
        r.superseded_at IS NOT NULL AS superseded, coalesce(r.expired, false) AS expired,
        r.snippet AS snippet, r.conversations AS conversations, toString(said) AS said_at,
+       toString(r.corrected_at) AS corrected_at, r.corrected_via AS corrected_via,
+       r.corrects AS corrects, toString(r.expires_at) AS expires_at,
        CASE WHEN $lambdas IS NULL THEN null ELSE coalesce(@strength(r), r.strength) END
          AS strength_now
 ORDER BY CASE WHEN $newest_first THEN said END DESC, source, relation, target, id

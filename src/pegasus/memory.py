@@ -523,6 +523,27 @@ class Memory:
         now = aware(at)
         return self.store.write(lambda tx: retract(tx, user_id, memory_id, now, undo))
 
+    def correct_memory(self, user_id: str, memory_id: str, target: str | None = None,
+                       words: str | None = None, since: datetime | None = None,
+                       until: datetime | None = None, no_end: bool = False,
+                       at: datetime | None = None, via: str = "python", undo: bool = False
+                       ) -> Correction:
+        """Change what a memory says in place: its other end (`target`, an entity's id, name or
+        alias, made when none has it), its `words`, when it began (`since`) or ends (`until`,
+        `no_end`). The old version stays as history, superseded by the correction and never
+        recalled; recall finds the correction at once. `undo=True` with the correction's id
+        takes it back. `via` names the surface (page, api, cli, mcp, python) for the history."""
+        from pegasus.ownership.correct import correct_memory, undo_correction
+
+        _check_id("user_id", user_id)
+        now = aware(at)
+        if undo:
+            return self.store.write(lambda tx: undo_correction(tx, user_id, memory_id, now))
+        return self.store.write(lambda tx: correct_memory(
+            tx, self.embedder, user_id, memory_id, now, self.settings.initial_strength,
+            target=target, words=words, since=aware(since) if since is not None else None,
+            until=aware(until) if until is not None else None, no_end=no_end, via=via))
+
     def rename_entity(self, user_id: str, entity: str, new_name: str,
                       at: datetime | None = None) -> Correction:
         """Rename an entity (named by its name, an alias or its id); its keys are re-embedded."""

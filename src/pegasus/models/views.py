@@ -51,6 +51,10 @@ class MemoryEdge(BaseModel):
     conversations: list[str] = Field(default_factory=list)
     said_at: str | None = None  # ISO 8601: when the words shown were said
     strength_now: float | None = None  # decayed to the asking instant
+    expires_at: str | None = None  # ISO 8601: when a time-bound memory ends
+    corrects: str | None = None  # a correction: the id of the version it replaced
+    corrected_at: str | None = None  # a corrected version: when the person corrected it
+    corrected_via: str | None = None  # ... through which surface (page, api, cli, mcp, python)
 
     @field_validator("conversations", mode="before")
     @classmethod
