@@ -42,7 +42,7 @@ from pegasus.models.reports import (
     ImportReport,
     UndoResult,
 )
-from pegasus.models.views import EntityView, MemoryEdge, MemoryHistory, MergeRecord
+from pegasus.models.views import EntityView, MemoryEdge, MemoryHistory, MergeRecord, Overview
 from pegasus.ownership.forget import forget_staged
 from pegasus.recall.engine import Explained, Query, RecallEngine, RecallParams
 from pegasus.recall.warm import rehearse as rehearse_recall
@@ -488,10 +488,11 @@ class Memory:
     def memories(self, user_id: str, about: str | None = None,
                  state: str | list[str] = "current", limit: int | None = None, offset: int = 0,
                  at: datetime | None = None, newest_first: bool = False,
-                 said_from: datetime | None = None, said_until: datetime | None = None
-                 ) -> list[MemoryEdge]:
+                 said_from: datetime | None = None, said_until: datetime | None = None,
+                 kind: str | None = None) -> list[MemoryEdge]:
         """A user's memories in a state (current, superseded, dormant, expired, retracted or
-        all), about one entity (its name, an alias or its id) when given, their words said in
+        all), about one entity (its name, an alias or its id) when given, with an entity of
+        `kind` (PERSON, PLACE, …, the person's own node aside) when given, their words said in
         [said_from, said_until) when given; one page of `limit` from `offset` (ordered by
         source, relation, target, or most recently said first)."""
         from pegasus.ownership.see import memories
@@ -502,7 +503,16 @@ class Memory:
         until = aware(said_until) if said_until is not None else None
         return self.store.read(lambda tx: memories(tx, user_id, about, state, now, limit, offset,
                                                    newest_first, since, until,
-                                                   self.settings.decay_lambdas))
+                                                   self.settings.decay_lambdas, kind))
+
+    def overview(self, user_id: str, at: datetime | None = None) -> Overview:
+        """The user's memory at a glance: current memories, entities by kind, open
+        conversations, the last activity."""
+        from pegasus.ownership.see import overview
+
+        _check_id("user_id", user_id)
+        now = aware(at)
+        return self.store.read(lambda tx: overview(tx, user_id, now))
 
     def memory(self, user_id: str, memory_id: str, at: datetime | None = None) -> MemoryHistory:
         """One memory with its history: every sighting, reinforcements, its strength at `at`

@@ -65,3 +65,17 @@ def test_strength_and_state_in_words_follow_the_dormant_line():
     assert state_words("superseded", 50.0) == "replaced by a newer memory"
     assert state_words("retracted", 50.0) == "marked wrong: never recalled"
     assert state_words("expired", 50.0) == "ended: its time is over"
+
+
+def test_what_an_erasure_did_reads_as_sentences():
+    from pegasus.page.words import forgotten
+
+    assert forgotten("memory", 1, 0, 0) == [
+        "It is erased, with its words, everywhere they were stored.", "This cannot be undone."]
+    assert forgotten("entity", 3, 1, 0)[0] == "Erased it and 3 memories about it."
+    assert forgotten("conversation", 1, 0, 1, changed=2, revived=1) == [
+        "Erased 1 conversation and 1 memory only it taught.",
+        "2 memories also said elsewhere are kept, without its words.",
+        "1 memory it had replaced is current again.", "This cannot be undone."]
+    assert forgotten("everything", 0, 0, 0)[0] == (
+        "Erased no memory, no person, place or thing and no conversation.")

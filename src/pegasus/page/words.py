@@ -126,3 +126,34 @@ def state_words(state: str, strength: float | None, corrected: bool = False,
         "expired": "ended: its time is over",
         "retracted": "marked wrong: never recalled",
     }.get(state, state)
+
+
+def count(n: int, one: str, many: str | None = None) -> str:
+    """"1 memory", "3 memories", "no memory"."""
+    if n == 0:
+        return f"no {one}"
+    return f"{n} {one if n == 1 else (many or one + 's')}"
+
+
+def forgotten(scope: str, memories: int, entities: int, conversations: int,
+              changed: int = 0, revived: int = 0) -> list[str]:
+    """What an erasure removed, in sentences (the ForgetReport's numbers, in words)."""
+    said = {
+        "memory": "It is erased, with its words, everywhere they were stored."
+        if memories else "Nothing was erased: it was already gone.",
+        "entity": f"Erased it and {count(memories, 'memory', 'memories')} about it.",
+        "conversation": f"Erased {count(conversations, 'conversation')} and "
+                        f"{count(memories, 'memory', 'memories')} only it taught.",
+        "everything": f"Erased {count(memories, 'memory', 'memories')}, "
+                      f"{count(entities, 'person, place or thing', 'people, places and things')}"
+                      f" and {count(conversations, 'conversation')}.",
+    }[scope]
+    lines = [said]
+    if changed:
+        lines.append(f"{count(changed, 'memory', 'memories')} also said elsewhere "
+                     f"{'is' if changed == 1 else 'are'} kept, without its words.")
+    if revived:
+        lines.append(f"{count(revived, 'memory', 'memories')} it had replaced "
+                     f"{'is' if revived == 1 else 'are'} current again.")
+    lines.append("This cannot be undone.")
+    return lines
