@@ -68,6 +68,13 @@ def test_the_picture_puts_the_entity_in_the_middle_and_each_neighbour_once():
         assert 0 < node.x < wide.width and 0 < node.y < wide.height
         assert math.dist((node.x, node.y), (centre.x, centre.y)) > 80
     assert not neighbourhood("me", "Me", edges[:1]).any_faded
+    # Seen from Sarah, the person is "You", and what links them is said from there.
+    around = neighbourhood("sarah", "SARAH", edges[:2]).wide.nodes
+    assert (around[0].name, around[0].words) == ("You", "Your boss is SARAH (+1)")
+    knows = neighbourhood("sarah", "SARAH", edges[1:2]).wide.nodes[0]
+    assert (knows.name, knows.words) == ("You", "SARAH knows you")
+    seen = neighbourhood("acme", "ACME", edges[2:]).wide.nodes[0]
+    assert (seen.name, seen.words) == ("You", "You work at ACME")
 
 
 def _crosses(link, box) -> bool:

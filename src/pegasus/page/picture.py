@@ -77,12 +77,13 @@ def link_words(edge: MemoryEdge, neighbour_is_target: bool) -> str:
     (the centre says it of the neighbour), "knows you" (the neighbour says it of the centre)."""
     sentence = phrase(edge.source, edge.relation, edge.target, edge.source_is_self,
                       edge.target_is_self)
+    if edge.target_is_self if neighbour_is_target else edge.source_is_self:
+        return sentence  # the neighbour is "you": the whole sentence reads best beside it
     name = edge.target if neighbour_is_target else edge.source
     if neighbour_is_target and sentence.endswith(name):
         words = sentence[:-len(name)].rstrip(" :—")
         return words[:1].lower() + words[1:] if words.startswith(("You", "Your")) else words
-    if not neighbour_is_target and sentence.startswith(name) and \
-            not sentence[len(name):].startswith("'"):
+    if not neighbour_is_target and sentence.startswith(name + " "):
         return sentence[len(name):].strip(" —")
     return sentence
 
@@ -94,9 +95,11 @@ def _neighbours(entity_id: str, edges: list[MemoryEdge]
     names: dict[str, str] = {}
     for edge in edges:
         if edge.source_id == entity_id and edge.target_id != entity_id:
-            other, name, outward = edge.target_id, edge.target, True
+            other, outward = edge.target_id, True
+            name = "You" if edge.target_is_self else edge.target
         elif edge.target_id == entity_id and edge.source_id != entity_id:
-            other, name, outward = edge.source_id, edge.source, False
+            other, outward = edge.source_id, False
+            name = "You" if edge.source_is_self else edge.source
         else:
             continue
         by.setdefault(other, []).append((edge, outward))

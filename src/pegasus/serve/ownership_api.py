@@ -112,8 +112,8 @@ async def correct_memory(memory_id: MemoryPath, body: MemoryPatch, user: User,
              summary="Undo a correction (by the correction's id): the old version is back")
 async def undo_correction(memory_id: MemoryPath, body: RetractRequest, user: User,
                           request: Request) -> Correction:
-    return await in_thread(request, memory_of(request).correct_memory, user, memory_id,
-                           at=body.at, via="api", undo=True)
+    return await in_thread(request, memory_of(request).correct_memory, user, memory_id, None,
+                           None, None, None, False, body.at, "api", True)
 
 
 @router.delete("/v1/memory/edges/{memory_id}", response_model=ForgetReport, responses=found,
