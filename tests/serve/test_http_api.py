@@ -155,9 +155,10 @@ def test_correct_a_memory_in_place_over_http_and_undo_it(committed):
     assert fixed.status_code == 200, fixed.text
     assert fixed.json()["action"] == "corrected" and fixed.json()["corrected_id"] == boss.id
     recalled = client.post("/v1/memory/recall", headers=auth(KEY_A),
-                           json={"text": "who is my boss"}).json()
-    assert "my boss is Tom, not Sarah" in recalled["text"]
-    assert "moved the deadline" not in recalled["text"]
+                           json={"text": "who is my boss"})
+    assert recalled.status_code == 200, recalled.text
+    assert "my boss is Tom, not Sarah" in recalled.json()["text"]
+    assert "moved the deadline" not in recalled.json()["text"]
     old = client.get(f"/v1/memory/edges/{boss.id}", headers=auth(KEY_A)).json()
     assert old["memory"]["corrected_via"] == "api" and old["memory"]["state"] == "superseded"
     assert old["superseded_by_line"] == "User -[HAS_BOSS]-> Tom"
