@@ -202,7 +202,9 @@ def test_a_memory_page_shows_its_history(page):
     # The code only in the details; "used" true as of now: reads on an open conversation.
     assert html.index("HAS_BOSS") > html.index("<summary>Details</summary>")
     assert "Strengthened 1 time" in html and "still open" not in html
-    memory.recall(alice, "my boss Sarah", conversation_id="c-open")
+    shown = memory.recall(alice, "my boss Sarah", conversation_id="c-open",
+                          at=datetime(2026, 5, 2, tzinfo=UTC))
+    assert boss.id in shown.edge_ids
     memory.settle_reads()
     html = client.get(f"/memories/{boss.id}").text
     assert "Brought into 1 conversation still open (<code>c-open</code>)" in html
