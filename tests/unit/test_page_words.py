@@ -79,3 +79,15 @@ def test_what_an_erasure_did_reads_as_sentences():
         "1 memory it had replaced is current again.", "This cannot be undone."]
     assert forgotten("everything", 0, 0, 0)[0] == (
         "Erased no memory, no person, place or thing and no conversation.")
+
+
+def test_messages_on_the_page_name_no_command_line_flag():
+    from pegasus.page.words import for_page
+
+    assert for_page("'Acme' already names another entity (Acme, e1); if they are the same, "
+                    "merge them (`pegasus correct merge`)") == (
+        "'Acme' already names another entity (Acme, e1); if they are the same, merge them")
+    assert "--replace" not in for_page("import with replace (--replace), which forgets them")
+    assert for_page("was interrupted, run `pegasus import --replace` for this user again") == (
+        "was interrupted, import the file again with “Replace what is in my memory now” ticked")
+    assert for_page("plain words stay") == "plain words stay"

@@ -157,3 +157,22 @@ def forgotten(scope: str, memories: int, entities: int, conversations: int,
                      f"{'is' if revived == 1 else 'are'} current again.")
     lines.append("This cannot be undone.")
     return lines
+
+
+# What the library's messages tell a command-line user, as the page says it.
+_PAGE_HINTS = [
+    (re.compile(r"run `pegasus forget --everything` for this user again"),
+     "forget everything again (Export, import, forget)"),
+    (re.compile(r"run `pegasus import --replace` for this user again"),
+     "import the file again with “Replace what is in my memory now” ticked"),
+    (re.compile(r" ?\(--replace\)"), ""),
+    (re.compile(r" ?\(`pegasus [^`]*`\)"), ""),
+    (re.compile(r"`pegasus [^`]*`"), "the command line"),
+]
+
+
+def for_page(message: str) -> str:
+    """A library message with its command-line hints (flags, commands) put in page words."""
+    for pattern, words in _PAGE_HINTS:
+        message = pattern.sub(words, message)
+    return message

@@ -35,7 +35,7 @@ from pegasus.errors import (
 from pegasus.memory import Memory
 from pegasus.models.views import MemoryEdge
 from pegasus.page.picture import neighbourhood, timeline_rows
-from pegasus.page.words import count, forgotten, phrase, state_words
+from pegasus.page.words import count, for_page, forgotten, phrase, state_words
 from pegasus.serve.session import (
     COOKIE,
     Session,
@@ -137,7 +137,7 @@ class PageRoute(APIRoute):
                                   "holds with the file, tick “Replace what is in my memory "
                                   "now” and import again; nothing was imported.", exc)
             except PegasusError as exc:
-                response = _error(request, _status(exc), str(exc), exc)
+                response = _error(request, _status(exc), for_page(str(exc)), exc)
             except RequestValidationError:
                 response = _error(request, 422, "That request is not one this page sends.")
             response.headers.update(SECURITY_HEADERS)
