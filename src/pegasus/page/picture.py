@@ -149,6 +149,23 @@ def _wide(entity_id: str, name: str, shown: list[tuple[str, str, str, bool]]) ->
         layout.nodes.append(node)
     layout.nodes.append(Node(cx, cy, short(name), "", entity_id, centre=True, text_x=cx,
                              name_y=cy + CENTRE_R + 20))
+    return _cropped(layout)
+
+
+def _cropped(layout: Layout, margin: float = 20.0) -> Layout:
+    """The layout moved up and cut to what it draws (circles and labels), so a few
+    neighbours leave no empty band above or below."""
+    tops = [min(n.y - (CENTRE_R if n.centre else NODE_R), n.name_y - 16,
+                (n.words_y - 14) if n.words else n.name_y - 16) for n in layout.nodes]
+    bottoms = [max(n.y + (CENTRE_R if n.centre else NODE_R), n.name_y + 5,
+                   (n.words_y + 5) if n.words else 0.0) for n in layout.nodes]
+    shift = min(tops) - margin
+    for node in layout.nodes:
+        node.y, node.name_y = round(node.y - shift, 1), round(node.name_y - shift, 1)
+        node.words_y = round(node.words_y - shift, 1) if node.words else node.words_y
+    for link in layout.links:
+        link.y1, link.y2 = round(link.y1 - shift, 1), round(link.y2 - shift, 1)
+    layout.height = int(math.ceil(max(bottoms) - shift + margin))
     return layout
 
 
