@@ -23,7 +23,7 @@ app = typer.Typer(help="Pegasus: temporal, cross-conversation memory on Neo4j.",
 logging.getLogger("neo4j").setLevel(logging.CRITICAL)
 neo4j_app = typer.Typer(help="A local Neo4j Community server, without Docker.", no_args_is_help=True)
 app.add_typer(neo4j_app, name="neo4j")
-correct_app = typer.Typer(help="Correct a user's memory: retract, rename, aliases, merge.",
+correct_app = typer.Typer(help="Correct a user's memory: a memory in place, retract, rename, aliases, merge.",
                           no_args_is_help=True)
 app.add_typer(correct_app, name="correct")
 
@@ -400,6 +400,27 @@ def correct_retract(
 ) -> None:
     """Retract a wrong memory: never recalled again, kept with the date (--undo restores)."""
     _correction(_with_memory(lambda mem: mem.retract(user, memory_id, parse_at(at), undo)))
+
+
+@correct_app.command("memory")
+def correct_memory(
+    memory_id: Annotated[str, typer.Argument(help="The memory to correct.")],
+    user: UserOption,
+    to: Annotated[str | None, typer.Option(
+        "--to", help="The right other end (an entity's name, alias or id).")] = None,
+    words: Annotated[str | None, typer.Option(help="The right words.")] = None,
+    since: Annotated[str | None, typer.Option(help="When it began (ISO 8601).")] = None,
+    until: Annotated[str | None, typer.Option(help="When it ends (ISO 8601).")] = None,
+    no_end: Annotated[bool, typer.Option("--no-end", help="It has no end.")] = False,
+    undo: Annotated[bool, typer.Option(
+        help="Take the correction MEMORY_ID back: the old version is current again.")] = False,
+    at: AtOption = None,
+) -> None:
+    """Correct a memory in place (its other end, words, dates); the old version stays as
+    history, never recalled; --undo with the correction's id takes it back."""
+    began, ends = parse_at(since), parse_at(until)
+    _correction(_with_memory(lambda mem: mem.correct_memory(
+        user, memory_id, to, words, began, ends, no_end, parse_at(at), "cli", undo)))
 
 
 @correct_app.command("rename")

@@ -119,18 +119,31 @@ def build_server(memory: Memory, user_id: str) -> MCPServer:
     def correct(memory_id: str | None = None, retract: bool = False, undo: bool = False,
                 entity: str | None = None, new_name: str | None = None,
                 add_aliases: list[str] | None = None, remove_aliases: list[str] | None = None,
-                merge_into: str | None = None, undo_merge: str | None = None
-                ) -> dict[str, Any]:
-        """Correct the memory when the user says it is wrong: retract a memory by id
-        (`retract`; `undo` takes it back), rename an `entity` (`new_name`), edit its aliases,
-        merge it into another entity that is the same (`merge_into`), or undo a merge by its
-        record id (`undo_merge`, from a merge's answer or `flagged_merges`)."""
+                merge_into: str | None = None, undo_merge: str | None = None,
+                other_end: str | None = None, words: str | None = None,
+                since: str | None = None, until: str | None = None, no_end: bool = False,
+                undo_correction: bool = False) -> dict[str, Any]:
+        """Correct the memory when the user says it is wrong: change what a memory says, by
+        id, in place (`other_end`: the right entity; `words`: the right words; `since`,
+        `until`: ISO dates it began and ends; `no_end`; `undo_correction` with the
+        correction's id takes it back), retract a memory by id (`retract`; `undo` takes it
+        back), rename an `entity` (`new_name`), edit its aliases, merge it into another entity
+        that is the same (`merge_into`), or undo a merge by its record id (`undo_merge`, from a
+        merge's answer or `flagged_merges`)."""
         if undo_merge is not None:
             return memory.undo_merge(user_id, undo_merge).model_dump(mode="json")
+        changes = (other_end, words, since, until)
+        if memory_id is not None and (undo_correction or no_end or
+                                      any(c is not None for c in changes)):
+            return memory.correct_memory(
+                user_id, memory_id, other_end, words, at(since), at(until), no_end,
+                via="mcp",
+                undo=undo_correction).model_dump(mode="json")
         if memory_id is not None and (retract or undo):
             return memory.retract(user_id, memory_id, undo=undo).model_dump(mode="json")
         if entity is None:
-            raise InvalidInputError("say what to correct: memory_id with retract, or an entity")
+            raise InvalidInputError("say what to correct: memory_id with other_end, words, since, "
+                                    "until or retract, or an entity")
         if merge_into is not None:
             return memory.merge_entities(user_id, merge_into, entity).model_dump(mode="json")
         return memory.correct_entity(user_id, entity, new_name, add_aliases,

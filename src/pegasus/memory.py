@@ -44,7 +44,7 @@ from pegasus.models.reports import (
     Recorded,
     UndoResult,
 )
-from pegasus.models.views import EntityView, MemoryEdge, MemoryHistory, MergeRecord
+from pegasus.models.views import EntityView, MemoryEdge, MemoryHistory, MergeRecord, Overview
 from pegasus.ownership.forget import forget_staged
 from pegasus.passages import conversation_key, passages_of
 from pegasus.recall.engine import Explained, Query, RecallEngine, RecallParams
@@ -612,10 +612,11 @@ class Memory:
     def memories(self, user_id: str, about: str | None = None,
                  state: str | list[str] = "current", limit: int | None = None, offset: int = 0,
                  at: datetime | None = None, newest_first: bool = False,
-                 said_from: datetime | None = None, said_until: datetime | None = None
-                 ) -> list[MemoryEdge]:
+                 said_from: datetime | None = None, said_until: datetime | None = None,
+                 kind: str | None = None) -> list[MemoryEdge]:
         """A user's memories in a state (current, superseded, dormant, expired, retracted or
-        all), about one entity (its name, an alias or its id) when given, their words said in
+        all), about one entity (its name, an alias or its id) when given, with an entity of
+        `kind` (PERSON, PLACE, …, the person's own node aside) when given, their words said in
         [said_from, said_until) when given; one page of `limit` from `offset` (ordered by
         source, relation, target, or most recently said first)."""
         from pegasus.ownership.see import memories
@@ -626,7 +627,16 @@ class Memory:
         until = aware(said_until) if said_until is not None else None
         return self.store.read(lambda tx: memories(tx, user_id, about, state, now, limit, offset,
                                                    newest_first, since, until,
-                                                   self.settings.decay_lambdas))
+                                                   self.settings.decay_lambdas, kind))
+
+    def overview(self, user_id: str, at: datetime | None = None) -> Overview:
+        """The user's memory at a glance: current memories, entities by kind, open
+        conversations, the last activity."""
+        from pegasus.ownership.see import overview
+
+        _check_id("user_id", user_id)
+        now = aware(at)
+        return self.store.read(lambda tx: overview(tx, user_id, now))
 
     def memory(self, user_id: str, memory_id: str, at: datetime | None = None) -> MemoryHistory:
         """One memory with its history: every sighting, reinforcements, its strength at `at`
@@ -646,6 +656,27 @@ class Memory:
         _check_id("user_id", user_id)
         now = aware(at)
         return self.store.write(lambda tx: retract(tx, user_id, memory_id, now, undo))
+
+    def correct_memory(self, user_id: str, memory_id: str, target: str | None = None,
+                       words: str | None = None, since: datetime | None = None,
+                       until: datetime | None = None, no_end: bool = False,
+                       at: datetime | None = None, via: str = "python", undo: bool = False
+                       ) -> Correction:
+        """Change what a memory says in place: its other end (`target`, an entity's id, name or
+        alias, made when none has it), its `words`, when it began (`since`) or ends (`until`,
+        `no_end`). The old version stays as history, superseded by the correction and never
+        recalled; recall finds the correction at once. `undo=True` with the correction's id
+        takes it back. `via` names the surface (page, api, cli, mcp, python) for the history."""
+        from pegasus.ownership.correct import correct_memory, undo_correction
+
+        _check_id("user_id", user_id)
+        now = aware(at)
+        if undo:
+            return self.store.write(lambda tx: undo_correction(tx, user_id, memory_id, now))
+        return self.store.write(lambda tx: correct_memory(
+            tx, self.embedder, user_id, memory_id, now, self.settings.initial_strength,
+            target=target, words=words, since=aware(since) if since is not None else None,
+            until=aware(until) if until is not None else None, no_end=no_end, via=via))
 
     def rename_entity(self, user_id: str, entity: str, new_name: str,
                       at: datetime | None = None) -> Correction:

@@ -51,9 +51,10 @@ def keyword_query(user_id: str, words: list[str], leave_out: str | None = None
 
 
 def write_snippets(tx: ManagedTransaction, embedder: Embedder, user_id: str,
-                   conversation_id: str, now: datetime, edges: list[dict[str, str]]) -> None:
+                   conversation_id: str | None, now: datetime, edges: list[dict[str, str]]) -> None:
     """Refresh the :Snippet of each given edge ({source_id, target_id, edge_id}) whose words
-    changed, then its sightings' snippets."""
+    changed, then its sightings' snippets (`conversation_id` None: words the person corrected
+    outside any conversation)."""
     if not edges:
         return
     state = run(tx, "read/snippet_state", user_id=user_id, rows=edges)

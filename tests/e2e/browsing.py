@@ -1,6 +1,11 @@
-"""Reading a page in Chromium while it may be navigating."""
+"""Reading a page in Chromium while it may be navigating; checking it with axe-core."""
 
 from __future__ import annotations
+
+import functools
+import shutil
+import subprocess
+from pathlib import Path
 
 from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
 
@@ -22,3 +27,37 @@ def page_text(browser) -> str:
         if any(phrase in (error.msg or "") for phrase in REPLACED):
             return ""
         raise
+
+
+AXE = Path(__file__).resolve().parent / "axe"
+# What fails a page: axe-core's two worst impacts, on the WCAG 2.x A and AA rules (colour
+# contrast among them) and its best practices.
+SEVERE = ("serious", "critical")
+
+
+@functools.cache
+def axe_source() -> str:
+    """axe-core's browser build, installed (pinned, tests/e2e/axe) from npm the first time."""
+    script = AXE / "node_modules" / "axe-core" / "axe.min.js"
+    if not script.exists():
+        npm = shutil.which("npm")
+        assert npm, "npm not found: ./run installs Node.js and npm from Debian packages"
+        subprocess.run([npm, "install", "--no-audit", "--no-fund"], cwd=AXE, check=True,
+                       capture_output=True, timeout=600)
+    return script.read_text(encoding="utf-8")
+
+
+def axe_violations(browser) -> list[str]:
+    """The serious and critical accessibility violations axe-core finds on the page shown,
+    one line each (rule, impact, the first element it names)."""
+    # Injected through the driver, not the page: the page's policy allows no inline script.
+    browser.execute_script(axe_source())
+    found = browser.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "axe.run(document, {runOnly: {type: 'tag', values: "
+        "['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice']}})"
+        ".then(r => done(r.violations.map(v => [v.id, v.impact, v.nodes.length,"
+        " v.nodes[0] ? v.nodes[0].target.join(' ') : ''])))"
+        ".catch(e => done([['axe failed', 'critical', 0, String(e)]]));")
+    return [f"{rule} ({impact}, {n}x): {where}" for rule, impact, n, where in found
+            if impact in SEVERE]

@@ -155,6 +155,13 @@ def test_see_correct_and_forget_from_the_command_line(env, tmp_path, user_id):
     assert json.loads(pegasus(env, "correct", "retract", boss, "--user", user_id).stdout)[
         "action"] == "retracted"
     assert pegasus(env, "recall", "--user", user_id, "my boss Sarah").stdout.strip() == ""
+    petra = next(m["id"] for m in listed if m["relation"] == "VISITED")
+    fixed = json.loads(pegasus(env, "correct", "memory", petra, "--words",
+                               "we visited Petra in June", "--user", user_id).stdout)
+    assert (fixed["action"], fixed["corrected_id"]) == ("corrected", petra)
+    assert "in June" in pegasus(env, "recall", "--user", user_id, "our visit to Petra").stdout
+    assert json.loads(pegasus(env, "correct", "memory", fixed["memory_id"], "--undo",
+                              "--user", user_id).stdout)["memory_id"] == petra
     renamed = json.loads(pegasus(env, "correct", "rename", "Petra", "Petra Jordan",
                                  "--user", user_id).stdout)
     assert renamed["name"] == "Petra Jordan"

@@ -16,14 +16,17 @@ from pathlib import Path
 
 import pytest
 from selenium.common.exceptions import NoAlertPresentException
+from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.ui import WebDriverWait
 
 from pegasus import Memory
 from pegasus.neo4j_local import free_port
+from pegasus.page.words import state_words
 from pegasus.serve.app import create_app
-from tests.e2e.browsing import page_text
+from tests.e2e.browsing import axe_violations, page_text
 from tests.helpers import rel, snapshot
 from tests.serve.servers import serving
 
@@ -86,48 +89,94 @@ def attacker_site(folder: Path):
         server.shutdown()
 
 
+def viewport(browser, width: int, height: int) -> None:
+    """The page's viewport exactly width × height CSS pixels (a window's size includes its
+    frame); a phone's (touch, its own viewport rules) below 600 px."""
+    browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+        "width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600})
+
+
+def accessible(browser) -> None:
+    """No serious or critical axe-core violation on the page shown (contrast AA included)."""
+    assert axe_violations(browser) == [], browser.current_url
+
+
+def wait_for(browser, words: str) -> None:
+    WebDriverWait(browser, 30).until(lambda b: words in page_text(b))
+
+
 def test_a_person_sees_searches_forgets_and_exports_their_memory(page, chromium, raw_driver,
                                                                    tmp_path):
     url, memory, alice, _ = page
+    viewport(chromium, 1280, 900)
+    chromium.get(url + "/")
+    accessible(chromium)
     sign_in(chromium, url, KEY_A)
     assert KEY_A not in chromium.page_source and KEY_A not in chromium.current_url
     cookie = chromium.get_cookie("pegasus_session")
     assert cookie["httpOnly"] and cookie["sameSite"] == "Strict" and KEY_A not in cookie["value"]
     assert chromium.execute_script("return document.cookie") == ""
-    # The list: most recent first, each with its words, day, strength and state.
+    # The list: most recent first, each a sentence in the person's words, with the words
+    # they said, the day and conversation, and its strength in words; no relation code.
     lines = [e.text for e in chromium.find_elements(By.CSS_SELECTOR, ".memory .line")]
-    assert lines[0] == "User LIVES_IN Porto" and len(lines) == 4
-    assert "I have been at Acme for three years" in page_text(chromium)
-    assert "said 2026-03-01" in page_text(chromium) and "active" in page_text(chromium)
+    assert lines == ["You live in Porto", "Acme is in Lisbon", "Your boss is Sarah",
+                     "You work at Acme"]
+    text = page_text(chromium)
+    assert "I have been at Acme for three years" in text
+    assert "said 2026-03-01 in conversation c-work" in text
+    for edge in memory.memories(alice):  # strength in words, decayed to now (the real clock)
+        assert state_words(edge.state, edge.strength_now) in text
+    assert "LIVES_IN" not in text and "HAS_BOSS" not in text and "User" not in text
+    assert "4 active memories" in text and "last activity 2026-04-02" in text
     # The stored markup is shown as characters; nothing ran, nothing was injected.
-    assert f"we moved to Porto {XSS}" in page_text(chromium)
+    assert f"we moved to Porto {XSS}" in text
     assert no_alert(chromium)
     assert chromium.execute_script("return document.images.length") == 0
     assert chromium.execute_script(
         "return [...document.scripts].map(s => new URL(s.src).pathname)") == ["/static/page.js"]
+    accessible(chromium)
     shoot(chromium, tmp_path, "page-memories.png")
-    # Filter by entity.
+    # Filter by entity: the filters are folded until asked for.
     about = chromium.find_element(By.ID, "about")
+    assert not about.is_displayed()
+    chromium.find_element(By.CSS_SELECTOR, ".filters-fold summary").click()
     about.send_keys("Sarah K")
     chromium.find_element(By.CSS_SELECTOR, "form.filters button").click()
     WebDriverWait(chromium, 30).until(lambda b: "about=Sarah" in b.current_url)
     assert [e.text for e in chromium.find_elements(By.CSS_SELECTOR, ".memory .line")] == [
-        "User HAS_BOSS Sarah"]
-    # A memory's history.
-    chromium.find_element(By.PARTIAL_LINK_TEXT, "history").click()
-    WebDriverWait(chromium, 30).until(lambda b: "Every time it was said" in page_text(b))
-    assert "c-work" in page_text(chromium) and "my boss Sarah moved the deadline again" in page_text(
-        chromium)
+        "Your boss is Sarah"]
+    accessible(chromium)
+    # A memory's page: its words, how it is used, its history; the code only in Details.
+    chromium.find_element(By.LINK_TEXT, "Your boss is Sarah").click()
+    wait_for(chromium, "Its history")
+    text = page_text(chromium)
+    assert "c-work" in text and "my boss Sarah moved the deadline again" in text
+    assert "HAS_BOSS" not in text  # folded in Details
+    accessible(chromium)
     shoot(chromium, tmp_path, "page-memory-history.png")
     boss_id = chromium.current_url.rsplit("/", 1)[1]
-    # The entity's page: its neighbourhood drawn, each neighbour a link.
-    chromium.find_element(By.LINK_TEXT, "User").click()
+    # The entity's page: its neighbourhood drawn, each neighbour a link, said in words.
+    chromium.find_element(By.LINK_TEXT, "you").click()
     WebDriverWait(chromium, 30).until(lambda b: b.find_elements(By.CSS_SELECTOR, "svg a.node"))
-    drawn = {e.text for e in chromium.find_elements(By.CSS_SELECTOR, "svg a.node text")}
-    assert {"Sarah", "Acme", "Porto", "User"} <= drawn
+    drawn = {e.text for e in chromium.find_elements(By.CSS_SELECTOR, "svg.wide a.node text")}
+    assert {"Sarah", "Acme", "Porto", "You", "your boss is", "you work at"} <= drawn
+    assert not any(t.startswith(("←", "→")) for t in drawn)
+    accessible(chromium)
+    shoot(chromium, tmp_path, "page-entity-you.png")
+    # Keyboard: Tab reaches the picture's neighbours.
+    chromium.execute_script("document.activeElement.blur()")
+    reached = set()
+    for _ in range(40):
+        ActionChains(chromium).send_keys(Keys.TAB).perform()
+        reached.add(chromium.execute_script(
+            "const a = document.activeElement;"
+            "return a.closest('svg.wide') ? a.querySelector('text.name').textContent : ''"))
+    assert {"Sarah", "Acme", "Porto"} <= reached
     chromium.find_element(By.XPATH, "//*[local-name()='a'][.//*[text()='Acme']]").click()
     WebDriverWait(chromium, 30).until(lambda b: b.find_element(By.TAG_NAME, "h1").text == "Acme")
     assert "Lisbon" in {e.text for e in chromium.find_elements(By.CSS_SELECTOR, "svg text")}
+    assert "Acme is in Lisbon" in page_text(chromium)  # its timeline
+    accessible(chromium)
     shoot(chromium, tmp_path, "page-entity.png")
     # Search: the block the model would get.
     chromium.find_element(By.LINK_TEXT, "Search").click()
@@ -137,11 +186,21 @@ def test_a_person_sees_searches_forgets_and_exports_their_memory(page, chromium,
         (By.CSS_SELECTOR, "pre.block"))).text
     assert block == memory.recall(alice, "what did my boss Sarah do").render()
     assert "my boss Sarah moved the deadline again" in block
+    accessible(chromium)
     shoot(chromium, tmp_path, "page-search.png")
-    # Forget one memory: gone from the database, its words too.
+    for path in ["/merges", "/data", "/memories/no-such-memory"]:
+        chromium.get(url + path)
+        accessible(chromium)
+    # Forget one memory: asked first, then gone from the database, its words too.
     chromium.get(f"{url}/memories/{boss_id}")
+    chromium.find_element(By.LINK_TEXT, "Forget it…").click()
+    wait_for(chromium, "Forget this memory?")
+    accessible(chromium)
+    shoot(chromium, tmp_path, "page-forget-confirm.png")
     chromium.find_element(By.CSS_SELECTOR, "button.danger").click()
-    WebDriverWait(chromium, 30).until(lambda b: "The memory is forgotten" in page_text(b))
+    wait_for(chromium, "The memory is forgotten")
+    assert "“Your boss is Sarah” is erased" in page_text(chromium)
+    accessible(chromium)
     left = raw_driver.execute_query(
         "MATCH ()-[r {id: $id}]->() RETURN count(r) AS edges", id=boss_id).records[0]["edges"]
     words = raw_driver.execute_query(
@@ -159,12 +218,80 @@ def test_a_person_sees_searches_forgets_and_exports_their_memory(page, chromium,
     assert lines[0]["type"] == "header" and lines[0]["user_id"] == alice
     assert sorted(m["relation"] for m in lines if m["type"] == "memory") == [
         "LIVES_IN", "LOCATED_IN", "WORKS_AT"]
-    # At phone width the page reflows: nothing wider than the screen.
-    chromium.set_window_size(390, 844)
-    chromium.get(url + "/memories")
+    # The icon every browser asks for is there.
+    assert chromium.execute_async_script(
+        "fetch('/favicon.ico').then(r => arguments[0](r.status))") == 200
+
+
+def test_a_person_corrects_a_memory_and_undoes_it(page, chromium, tmp_path):
+    url, memory, alice, _ = page
+    viewport(chromium, 1280, 900)
+    sign_in(chromium, url, KEY_A)
+    [home] = memory.memories(alice, about="Porto")
+    chromium.find_element(By.LINK_TEXT, "You live in Porto").click()
+    wait_for(chromium, "Correct it")
+    other_end = chromium.find_element(By.ID, "other_end")
+    other_end.clear()
+    other_end.send_keys("Braga")
+    words = chromium.find_element(By.ID, "words")
+    words.clear()
+    words.send_keys("we moved to Braga last spring")
+    chromium.find_element(By.CSS_SELECTOR, "form.correct button").click()
+    wait_for(chromium, "The memory is corrected")
+    text = page_text(chromium)
+    assert "“You live in Porto” now reads “You live in Braga”." in text
+    assert "corrected_id" not in text and "True" not in text  # words, not report fields
+    accessible(chromium)
+    shoot(chromium, tmp_path, "page-corrected.png")
+    assert "we moved to Braga last spring" in memory.recall(alice, "where do I live").render()
+    chromium.find_element(By.XPATH, "//button[text()='Undo the correction']").click()
+    wait_for(chromium, "The correction is undone")
+    assert "“You live in Porto” is back" in page_text(chromium)
+    assert [m.id for m in memory.memories(alice, about="Porto")] == [home.id]
+    # Retract, with its undo on the result page.
+    chromium.get(f"{url}/memories/{home.id}")
+    chromium.find_element(By.XPATH, "//button[contains(., 'mark it wrong')]").click()
+    wait_for(chromium, "The memory is marked wrong")
+    accessible(chromium)
+    chromium.find_element(By.XPATH, "//button[text()='Undo: it was right']").click()
+    wait_for(chromium, "The memory is active again")
+    assert memory.memory(alice, home.id).memory.state == "current"
+
+
+def test_on_a_phone_the_first_memory_is_on_the_first_screen(page, chromium, tmp_path):
+    url, _, alice, _ = page
+    viewport(chromium, 390, 844)
+    sign_in(chromium, url, KEY_A)
+    first = chromium.execute_script(
+        "const r = document.querySelector('.memory').getBoundingClientRect();"
+        "return [r.top, r.bottom, window.innerHeight, window.innerWidth];")
+    assert first[2:] == [844, 390]
+    assert first[1] <= first[2], first  # the whole first memory, without scrolling
     assert chromium.execute_script(
         "return document.documentElement.scrollWidth <= window.innerWidth")
+    assert not chromium.find_element(By.ID, "about").is_displayed()  # the filters folded
+    accessible(chromium)
     shoot(chromium, tmp_path, "page-phone.png")
+    chromium.find_element(By.CSS_SELECTOR, ".memory .line a").click()
+    wait_for(chromium, "Its history")
+    assert chromium.execute_script(
+        "return document.documentElement.scrollWidth <= window.innerWidth")
+    accessible(chromium)
+    shoot(chromium, tmp_path, "page-phone-memory.png")
+    chromium.find_element(By.LINK_TEXT, "you").click()
+    WebDriverWait(chromium, 30).until(lambda b: b.find_elements(By.CSS_SELECTOR, "svg.narrow"))
+    narrow = chromium.find_element(By.CSS_SELECTOR, "svg.narrow")
+    assert narrow.is_displayed() and not chromium.find_element(
+        By.CSS_SELECTOR, "svg.wide").is_displayed()
+    # Its words at least 13 px on the screen: readable.
+    sizes = chromium.execute_script(
+        "return [...document.querySelectorAll('svg.narrow text')].map("
+        "t => t.getBoundingClientRect().height)")
+    assert sizes and min(sizes) >= 13, sizes
+    assert chromium.execute_script(
+        "return document.documentElement.scrollWidth <= window.innerWidth")
+    accessible(chromium)
+    shoot(chromium, tmp_path, "page-phone-entity.png")
 
 
 def test_changes_from_elsewhere_are_refused_and_another_key_sees_nothing(page, chromium,
@@ -175,7 +302,7 @@ def test_changes_from_elsewhere_are_refused_and_another_key_sees_nothing(page, c
     before = snapshot(raw_driver)
     # A form on the page with a wrong token, and one without: refused, nothing changed.
     for token in ["0" * 64, None]:
-        chromium.get(f"{url}/memories/{boss.id}")
+        chromium.get(f"{url}/memories/{boss.id}/forget")
         chromium.execute_script(
             "const form = document.querySelector(`form[action$='/forget']`);"
             "const csrf = form.querySelector('[name=csrf]');"
@@ -198,6 +325,7 @@ def test_changes_from_elsewhere_are_refused_and_another_key_sees_nothing(page, c
     WebDriverWait(chromium, 30).until(lambda b: b.find_elements(By.NAME, "key"))
     sign_in(chromium, url, KEY_B)
     assert "No memory matches." in page_text(chromium) and "Sarah" not in page_text(chromium)
+    accessible(chromium)
     for path in [f"/memories/{boss.id}", f"/entities/{boss.target_id}"]:
         chromium.get(url + path)
         assert chromium.find_element(By.TAG_NAME, "h1").text == "Not found"

@@ -147,6 +147,31 @@ def test_see_correct_and_forget_over_http(committed):
     assert memory.memories(alice, state="all") == []
 
 
+def test_correct_a_memory_in_place_over_http_and_undo_it(committed):
+    client, memory, alice, _ = committed
+    [boss] = memory.memories(alice, about="Sarah")
+    fixed = client.patch(f"/v1/memory/edges/{boss.id}", headers=auth(KEY_A),
+                         json={"other_end": "Tom", "words": "my boss is Tom, not Sarah"})
+    assert fixed.status_code == 200, fixed.text
+    assert fixed.json()["action"] == "corrected" and fixed.json()["corrected_id"] == boss.id
+    recalled = client.post("/v1/memory/recall", headers=auth(KEY_A),
+                           json={"text": "who is my boss"})
+    assert recalled.status_code == 200, recalled.text
+    assert "my boss is Tom, not Sarah" in recalled.json()["text"]
+    assert "moved the deadline" not in recalled.json()["text"]
+    old = client.get(f"/v1/memory/edges/{boss.id}", headers=auth(KEY_A)).json()
+    assert old["memory"]["corrected_via"] == "api" and old["memory"]["state"] == "superseded"
+    assert old["superseded_by_line"] == "User -[HAS_BOSS]-> Tom"
+    nothing = client.patch(f"/v1/memory/edges/{fixed.json()['memory_id']}",
+                           headers=auth(KEY_A), json={})
+    assert nothing.status_code == 400 and "changes nothing" in nothing.json()["error"]["message"]
+    undone = client.post(f"/v1/memory/edges/{fixed.json()['memory_id']}/undo-correction",
+                         headers=auth(KEY_A), json={})
+    assert undone.json() == {**undone.json(), "action": "correction undone",
+                             "memory_id": boss.id}
+    assert memory.memories(alice, about="Sarah")[0].state == "current"
+
+
 def test_export_and_import_over_http(committed):
     client, memory, alice, bruno = committed
     exported = client.get("/v1/memory/export", headers=auth(KEY_A))
@@ -203,6 +228,8 @@ def test_another_users_key_cannot_list_read_correct_or_forget(committed, raw_dri
     probes = [
         ("get", f"/v1/memory/edges/{boss.id}", None),
         ("post", f"/v1/memory/edges/{boss.id}/retract", {}),
+        ("patch", f"/v1/memory/edges/{boss.id}", {"words": "my boss is Mallory"}),
+        ("post", f"/v1/memory/edges/{boss.id}/undo-correction", {}),
         ("delete", f"/v1/memory/edges/{boss.id}", None),
         ("patch", "/v1/memory/entities/Sarah", {"name": "Sara"}),
         ("post", "/v1/memory/entities/merge", {"keep": "Sarah", "absorb": "Acme"}),

@@ -94,13 +94,21 @@ async def ownership_session(settings, user: str, neighbours_memory: str):
         boss = listed[0]["id"]
         history = payload(await call("memory_history", memory_id=boss))
         retracted = payload(await call("correct", memory_id=boss, retract=True))
+        works = unwrap(payload(await call("list_memories", about="Acme")))[0]["id"]
+        fixed = payload(await call("correct", memory_id=works, words="I joined Acme in 2023",
+                                   since="2023-01-09"))
+        recalled = payload(await call("recall", text="when did I join Acme"))
+        undone = payload(await call("correct", memory_id=fixed["memory_id"],
+                                    undo_correction=True))
+        corrections = (works, fixed, recalled, undone)
         renamed = payload(await call("correct", entity="Acme", new_name="Acme Corp"))
         after = unwrap(payload(await call("list_memories", state="all")))
         forgot = payload(await call("forget", entity="Acme Corp"))
         theirs = await call("forget", memory_id=neighbours_memory)
         unconfirmed = await call("forget", everything=True)
         everything = payload(await call("forget", everything=True, confirm_everything=True))
-        return listed, history, retracted, renamed, after, forgot, theirs, unconfirmed, everything
+        return (listed, history, retracted, renamed, after, forgot, theirs, unconfirmed,
+                everything, corrections)
 
 
 def test_the_ownership_tools_over_stdio(settings, user_id):
@@ -110,10 +118,15 @@ def test_the_ownership_tools_over_stdio(settings, user_id):
             rel("User", "LIVES_IN", "Oslo", "I live in Oslo by the fjord")]})
         [theirs] = memory.memories(f"{user_id}-other")
     (listed, history, retracted, renamed, after, forgot, not_mine, unconfirmed,
-     everything) = asyncio.run(ownership_session(settings, user_id, theirs.id))
+     everything, corrections) = asyncio.run(ownership_session(settings, user_id, theirs.id))
+    works, fixed, recalled, undone = corrections
+    assert fixed["action"] == "corrected" and fixed["corrected_id"] == works
+    assert "I joined Acme in 2023" in recalled["text"]
+    assert (undone["action"], undone["memory_id"]) == ("correction undone", works)
     assert [(m["relation"], m["target"]) for m in listed] == [("HAS_BOSS", "Sarah")]
     assert history["sightings"][0]["snippet"] == "my boss Sarah moved the deadline again"
-    assert retracted == {"action": "retracted", "memory_id": listed[0]["id"], "entity_id": None,
+    assert retracted == {"action": "retracted", "memory_id": listed[0]["id"],
+                         "corrected_id": None, "entity_id": None,
                          "name": None, "aliases": [], "merge_record_id": None,
                          "edges_moved": 0, "notes": []}
     assert renamed["name"] == "Acme Corp"

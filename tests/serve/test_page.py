@@ -11,6 +11,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from pegasus import Memory
+from pegasus.page.words import state_words
 from pegasus.serve.app import create_app
 from pegasus.serve.page import CSP
 from tests.helpers import rel, snapshot
@@ -126,24 +127,40 @@ def test_the_list_is_most_recent_first_with_words_day_strength_and_state(page):
     client, memory, alice, _ = page
     sign_in(client, KEY_A)
     html = client.get("/memories").text
-    order = [html.index(w) for w in ("LIVES_IN", "HAS_BOSS", "WORKS_AT")]
+    # Each memory a sentence in the person's words; no relation code, no "User".
+    order = [html.index(w) for w in ("You live in Lisbon", "Your boss is Sarah",
+                                     "You work at Acme")]
     assert order == sorted(order)  # April first, then March (by relation on the same day)
+    assert "HAS_BOSS" not in html and "LIVES_IN" not in html and "User" not in html
     assert "my boss Sarah moved the deadline again" in html
-    assert '<time datetime="2026-04-02">2026-04-02</time>' in html
-    assert html.count('<span class="state">active</span>') == 3
-    assert re.search(r"strength \d+", html)
+    assert '<time datetime="2026-04-02">2026-04-02</time> in conversation <code>c-home</code>' \
+        in html
+    # Strength in words, decayed to now (these memories are months old by the real clock).
+    for edge in memory.memories(alice):
+        assert f'<span class="state">{state_words(edge.state, edge.strength_now)}</span>' in html
+    # At a glance: counts and the last activity; the filters folded.
+    glance = re.search(r'<p class="glance".*?</p>', html, re.S).group(0)
+    assert re.sub(r"<[^>]+>|\s+", " ", glance).split() == [
+        "3", "active", "memories", "1", "person", "1", "place", "0", "topics", "0", "new",
+        "this", "week", "last", "activity", "2026-04-02"]
+    assert '<details class="card filters-fold">' in html
     boss = memory.memories(alice, about="Sarah")[0]
     memory.retract(alice, boss.id)
-    assert '<span class="state">retracted</span>' in client.get("/memories").text
+    assert '<span class="state">marked wrong: never recalled</span>' in client.get(
+        "/memories").text
     about = client.get("/memories", params={"about": "Sarah K"}).text
-    assert "HAS_BOSS" in about and "LIVES_IN" not in about
+    assert "Your boss is Sarah" in about and "You live in Lisbon" not in about
+    assert '<details class="card filters-fold" open>' in about
     march = client.get("/memories", params={"said_from": "2026-03-01",
                                             "said_until": "2026-03-31"}).text
-    assert "HAS_BOSS" in march and "LIVES_IN" not in march
+    assert "Your boss is Sarah" in march and "You live in Lisbon" not in march
     april = client.get("/memories", params={"said_from": "2026-04-02"}).text
-    assert "LIVES_IN" in april and "HAS_BOSS" not in april
+    assert "You live in Lisbon" in april and "Your boss is Sarah" not in april
     faded = client.get("/memories", params={"state": "retracted"}).text
-    assert "HAS_BOSS" in faded and "WORKS_AT" not in faded
+    assert "Your boss is Sarah" in faded and "You work at Acme" not in faded
+    places = client.get("/memories", params={"kind": "PLACE"}).text
+    assert "You live in Lisbon" in places and "You work at Acme" not in places
+    assert client.get("/memories", params={"kind": "SPACESHIP"}).status_code == 400
     bad = client.get("/memories", params={"said_from": "yesterday"})
     assert bad.status_code == 400 and "must be a day like" in bad.text
 
@@ -156,7 +173,7 @@ def test_the_list_pages(page, monkeypatch):
     assert first.count('class="memory ') == 2 and 'rel="next"' in first
     second = client.get("/memories", params={"page": 2}).text
     assert second.count('class="memory ') == 1 and 'rel="next"' not in second
-    assert 'rel="prev"' in second and "WORKS_AT" in second
+    assert 'rel="prev"' in second and "You work at Acme" in second
 
 
 def test_stored_markup_is_shown_as_text(page):
@@ -179,9 +196,18 @@ def test_a_memory_page_shows_its_history(page):
     memory.close_conversation(alice, "c-again")
     sign_in(client, KEY_A)
     html = client.get(f"/memories/{boss.id}").text
-    assert "Every time it was said (2)" in html
+    assert "<h1 class=\"state-current\">Your boss is Sarah</h1>" in html
     assert "<code>c-work</code>" in html and "<code>c-again</code>" in html
     assert "Sarah is still my boss" in html and "2026-05-01" in html
+    # The code only in the details; "used" true as of now: reads on an open conversation.
+    assert html.index("HAS_BOSS") > html.index("<summary>Details</summary>")
+    assert "Strengthened 1 time" in html and "still open" not in html
+    shown = memory.recall(alice, "my boss Sarah", conversation_id="c-open",
+                          at=datetime(2026, 5, 2, tzinfo=UTC))
+    assert boss.id in shown.edge_ids
+    memory.settle_reads()
+    html = client.get(f"/memories/{boss.id}").text
+    assert "Brought into 1 conversation still open (<code>c-open</code>)" in html
 
 
 def test_search_shows_the_block_the_model_would_get(page):
@@ -238,7 +264,7 @@ def test_a_change_without_the_token_or_from_another_site_is_refused(page, raw_dr
     # A session's token is its own: bruno's token does not work with alice's session.
     other = TestClient(client.app)
     assert csrf != sign_in(other, KEY_B)
-    done = client.post(f"/memories/{boss.id}/forget", data={"csrf": csrf},
+    done = client.post(f"/memories/{boss.id}/forget", data={"csrf": csrf, "confirm": "yes"},
                        headers={"Origin": "http://testserver", "Sec-Fetch-Site": "same-origin"})
     assert done.status_code == 200 and "The memory is forgotten" in done.text
     assert memory.memories(alice, about="Sarah") == []
@@ -261,6 +287,7 @@ def test_correct_rename_alias_merge_and_undo(page):
     [acme] = memory.memories(alice, about="Acme")
     merged = client.post(f"/entities/{sarah}/merge", data={"csrf": csrf, "absorb": "Acme"})
     assert merged.status_code == 200 and "Undo this merge" in merged.text
+    assert "Acme and Sara are one now" in merged.text and "edges moved" not in merged.text
     assert "Acme" in memory.entity(alice, sarah).aliases
     record = re.search(r'action="/merges/([^/]+)/undo"', merged.text).group(1)
     assert record in client.get("/merges").text
@@ -268,12 +295,68 @@ def test_correct_rename_alias_merge_and_undo(page):
     assert undone.status_code == 200 and "The merge is undone" in undone.text
     assert memory.entity(alice, acme.target_id).name == "Acme"
     retracted = client.post(f"/memories/{boss.id}/retract", data={"csrf": csrf})
-    assert "The memory is retracted" in retracted.text
+    assert "“Your boss is Sara” is marked wrong" in retracted.text
+    assert '<input type="hidden" name="undo" value="true">' in retracted.text  # its undo
     assert memory.memory(alice, boss.id).memory.state == "retracted"
     client.post(f"/memories/{boss.id}/retract", data={"csrf": csrf, "undo": "true"})
     assert memory.memory(alice, boss.id).memory.state == "current"
     taken = client.post(f"/entities/{sarah}/rename", data={"csrf": csrf, "name": "Acme"})
     assert taken.status_code == 400 and "already names another entity" in taken.text
+
+
+def test_correct_a_memory_on_its_page_and_undo_it(page):
+    client, memory, alice, bruno = page
+    csrf = sign_in(client, KEY_A)
+    [home] = memory.memories(alice, about="Lisbon")
+    form = client.get(f"/memories/{home.id}").text
+    assert f'action="/memories/{home.id}/correct"' in form and 'value="Lisbon"' in form
+    fixed = client.post(f"/memories/{home.id}/correct", data={
+        "csrf": csrf, "other_end": "Porto", "words": "we moved to Porto in the spring",
+        "since": "2026-04-02", "until": ""})
+    assert fixed.status_code == 200, fixed.text
+    assert "“You live in Lisbon” now reads “You live in Porto”." in fixed.text
+    assert "In your words: “we moved to Porto in the spring”." in fixed.text
+    [now] = memory.memories(alice, about="Porto")
+    assert (now.snippet, now.corrects) == ("we moved to Porto in the spring", home.id)
+    assert now.created_at == home.created_at  # the unchanged "since" day left the date alone
+    assert "we moved to Porto in the spring" in memory.recall(alice, "where do I live").render()
+    old = client.get(f"/memories/{home.id}").text
+    assert "corrected by you on this page" in old and f'href="/memories/{now.id}"' in old
+    assert 'action="/memories/' + home.id + '/correct"' not in old  # history is not edited
+    undo = re.search(r'action="(/memories/[^"]+/correct/undo)"', fixed.text).group(1)
+    # Bruno cannot undo alice's correction, even with his own valid session.
+    other = TestClient(client.app)
+    other_csrf = sign_in(other, KEY_B)
+    assert other.post(undo, data={"csrf": other_csrf}).status_code == 404
+    assert other.post(f"/memories/{home.id}/correct",
+                      data={"csrf": other_csrf, "words": "x"}).status_code == 404
+    undone = client.post(undo, data={"csrf": csrf})
+    assert undone.status_code == 200 and "“You live in Lisbon” is back" in undone.text
+    assert [m.id for m in memory.memories(alice, about="Lisbon")] == [home.id]
+    nothing = client.post(f"/memories/{home.id}/correct", data={
+        "csrf": csrf, "other_end": "Lisbon", "words": home.snippet,
+        "since": home.created_at[:10]})
+    assert nothing.status_code == 400 and "changes nothing" in nothing.text
+
+
+def test_forgetting_a_memory_asks_first_and_the_icon_is_served(page):
+    client, memory, alice, _ = page
+    csrf = sign_in(client, KEY_A)
+    [boss] = memory.memories(alice, about="Sarah")
+    asked = client.get(f"/memories/{boss.id}/forget")
+    assert asked.status_code == 200 and "Forget this memory?" in asked.text
+    assert '<input type="hidden" name="confirm" value="yes">' in asked.text
+    # A POST without the confirmation (one click, or an old form) only asks.
+    once = client.post(f"/memories/{boss.id}/forget", data={"csrf": csrf})
+    assert once.status_code == 200 and "Forget this memory?" in once.text
+    assert len(memory.memories(alice, about="Sarah")) == 1
+    done = client.post(f"/memories/{boss.id}/forget", data={"csrf": csrf, "confirm": "yes"})
+    assert "“Your boss is Sarah” is erased, with your words" in done.text
+    assert "This cannot be undone." in done.text and "user id" not in done.text
+    assert memory.memories(alice, about="Sarah") == []
+    icon = client.get("/favicon.ico")
+    assert icon.status_code == 200 and icon.headers["content-type"] == "image/svg+xml"
+    assert icon.text.startswith("<svg")
 
 
 def test_forget_an_entity_a_conversation_and_everything(page):
@@ -284,12 +367,13 @@ def test_forget_an_entity_a_conversation_and_everything(page):
     assert unconfirmed.status_code == 400 and len(memory.memories(alice)) == 3
     gone = client.post(f"/entities/{acme.target_id}/forget",
                        data={"csrf": csrf, "confirm": "yes"})
-    assert gone.status_code == 200 and "The entity is forgotten" in gone.text
+    assert gone.status_code == 200 and "Acme is forgotten" in gone.text
+    assert "Erased it and 1 memory about it." in gone.text
     assert [m.relation for m in memory.memories(alice)] == ["HAS_BOSS", "LIVES_IN"]
     conversation = client.post("/forget/conversation",
                                data={"csrf": csrf, "conversation": "c-home"})
-    assert conversation.status_code == 200 and re.search(r"<dt>conversations</dt>\s*<dd>1",
-                                                         conversation.text)
+    assert conversation.status_code == 200 and \
+        "Erased 1 conversation and 1 memory only it taught." in conversation.text
     assert [m.relation for m in memory.memories(alice)] == ["HAS_BOSS"]
     wrong = client.post("/forget/everything", data={"csrf": csrf, "confirm": "yes"})
     assert wrong.status_code == 400 and "type the word everything" in wrong.text
@@ -321,15 +405,16 @@ def test_export_download_and_import_upload_with_its_checks(page):
     done = other.post("/import", data={"csrf": csrf},
                       files={"file": ("m.jsonl", body, "application/x-ndjson")})
     assert done.status_code == 200 and "Imported" in done.text
-    assert re.search(r"<dt>memories</dt>\s*<dd>3", done.text)
+    assert "Imported 3 memories" in done.text and "<dt>" not in done.text
     assert {m.relation for m in memory.memories(bruno)} == {"HAS_BOSS", "WORKS_AT", "LIVES_IN"}
     again = other.post("/import", data={"csrf": csrf},
                        files={"file": ("m.jsonl", body, "application/x-ndjson")})
-    assert again.status_code == 409 and "already has memories" in again.text
+    assert again.status_code == 409 and "Your memory is not empty" in again.text
+    assert "--replace" not in again.text and "Which one?" not in again.text
     replaced = other.post("/import", data={"csrf": csrf, "replace": "true"},
                           files={"file": ("m.jsonl", body, "application/x-ndjson")})
-    assert replaced.status_code == 200 and re.search(r"<dt>replaced</dt>\s*<dd>True",
-                                                     replaced.text)
+    assert replaced.status_code == 200 and "forgotten first" in replaced.text
+    assert "True" not in replaced.text
     assert other.post("/import", files={"file": ("m.jsonl", body)}).status_code == 403
 
 

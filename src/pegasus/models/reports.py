@@ -85,10 +85,12 @@ class UndoResult(BaseModel):
 
 
 class Correction(BaseModel):
-    """What a correction changed: a retracted or restored memory, a renamed or merged entity."""
+    """What a correction changed: a retracted, restored or corrected memory, a renamed or
+    merged entity."""
 
     action: str
     memory_id: str | None = None
+    corrected_id: str | None = None  # the version a correction replaced (its history)
     entity_id: str | None = None
     name: str | None = None
     aliases: list[str] = Field(default_factory=list)

@@ -51,6 +51,13 @@ class MemoryEdge(BaseModel):
     conversations: list[str] = Field(default_factory=list)
     said_at: str | None = None  # ISO 8601: when the words shown were said
     strength_now: float | None = None  # decayed to the asking instant
+    expires_at: str | None = None  # ISO 8601: when a time-bound memory ends
+    corrects: str | None = None  # a correction: the id of the version it replaced
+    corrected_at: str | None = None  # a corrected version: when the person corrected it
+    corrected_via: str | None = None  # ... through which surface (page, api, cli, mcp, python)
+    said_in: str | None = None  # the conversation its shown words came from
+    source_is_self: bool = False  # an end is the person's own node
+    target_is_self: bool = False
 
     @field_validator("conversations", mode="before")
     @classmethod
@@ -123,6 +130,17 @@ class MemoryHistory(BaseModel):
     strength_now: float | None = None  # decayed to the asking instant
     superseded_by: str | None = None  # the id of the memory that replaced it
     superseded_by_line: str | None = None  # `source -[RELATION]-> target` of that memory
+    used_in_open: list[str] = Field(default_factory=list)  # open conversations that recalled it
+
+
+class Overview(BaseModel):
+    """One user's memory at a glance: current memories, entities by kind (the person's own
+    node left out), open conversations, and the last activity (ISO 8601)."""
+
+    memories: int = 0
+    kinds: dict[str, int] = Field(default_factory=dict)
+    open_conversations: int = 0
+    last_activity: str | None = None
 
 
 class EntityChoice(BaseModel):

@@ -1,24 +1,29 @@
-"""Correcting one's memory (design §10): retract a memory, rename an entity, edit its aliases,
-merge two entities by hand. Each runs in one write transaction under the partition lock. A
-name or alias given here is screened for secrets like every other word stored (design §15)."""
+"""Correcting one's memory (design §10): retract a memory, correct it in place, rename an
+entity, edit its aliases, merge two entities by hand. Each runs in one write transaction under
+the partition lock. A name, alias or memory's words given here is screened for secrets like
+every other word stored (design §15)."""
 
 from __future__ import annotations
 
 import copy
 import uuid
 from datetime import datetime
+from typing import Any
 
 from neo4j import ManagedTransaction
 
+from pegasus.clock import aware
 from pegasus.embed import Embedder
-from pegasus.errors import InvalidInputError
+from pegasus.errors import InvalidInputError, NotFoundError
+from pegasus.extract.clean import clean_text
 from pegasus.merge.records import AbsorbedEntity, EdgeBetween, EntityBefore, MergeFields
 from pegasus.merge.rules import StoredEntity
-from pegasus.models.batch import MAX_ENTITY_ALIASES
+from pegasus.models.batch import MAX_ENTITY_ALIASES, MAX_SNIPPET_CHARS
 from pegasus.models.reports import Correction
 from pegasus.ownership.refs import entity_name, one_edge, resolve_entity
-from pegasus.portable import encode_props
+from pegasus.portable import encode_props, native
 from pegasus.screen import Screen, summary
+from pegasus.snippets import write_snippets
 from pegasus.store import run
 from pegasus.text import fold
 from pegasus.write.keys import drop_stale_keys, write_keys
@@ -169,3 +174,139 @@ def merge(tx: ManagedTransaction, embedder: Embedder, user_id: str, keep_ref: st
     return Correction(action="merged", entity_id=survivor.id, name=survivor.name,
                       aliases=survivor.aliases, merge_record_id=record_id,
                       edges_moved=moved[0]["moved"] if moved else 0, notes=notes)
+
+
+# Who can correct a memory in place, as recorded on the corrected version (`corrected_via`).
+SURFACES = ("page", "api", "cli", "mcp", "python")
+
+
+def _words(value: str) -> str:
+    # screened like every word stored (design §15): a secret typed into a correction is not kept
+    words = clean_text(Screen()(value)) if isinstance(value, str) else ""
+    if not words:
+        raise InvalidInputError("the memory's words must not be empty; nothing was changed")
+    if len(words) > MAX_SNIPPET_CHARS:
+        raise InvalidInputError(f"the memory's words are longer than {MAX_SNIPPET_CHARS} "
+                                "characters; nothing was changed")
+    return words
+
+
+def _instant(value: Any) -> datetime | None:
+    """A stored instant as an aware UTC datetime: written back as the driver returns it, it
+    would be stored with a named zone ("…Z[UTC]") unlike every other instant."""
+    return None if value is None else aware(native(value))
+
+
+def _other_end(tx: ManagedTransaction, embedder: Embedder, user_id: str, ref: str, kind: str,
+               now: datetime) -> tuple[str, bool]:
+    """The entity `ref` names (id, name or alias), or a new one of `kind` when none does: a
+    person correcting "Porto" to "Lisbon" need not have mentioned Lisbon before."""
+    try:
+        return resolve_entity(tx, user_id, ref).id, False
+    except NotFoundError:
+        entity = StoredEntity(id=str(uuid.uuid4()), name=entity_name(ref, "other end"),
+                              kind=kind, confidence=1.0)
+        run(tx, "write/create_entities", user_id=user_id, now=now, rows=[entity_row(entity)])
+        write_keys(tx, embedder, user_id, now, [entity], set())
+        return entity.id, True
+
+
+def correct_memory(tx: ManagedTransaction, embedder: Embedder, user_id: str, edge_id: str,
+                   now: datetime, initial_strength: float, target: str | None = None,
+                   words: str | None = None, since: datetime | None = None,
+                   until: datetime | None = None, no_end: bool = False,
+                   via: str = "python") -> Correction:
+    """Change what a memory says (design §10, "Correct in place"): its other end, its words,
+    when it began (`since`) or ends (`until`; `no_end` drops the end). The correction is a new
+    current memory, as strong as a new one, with the person's words; the corrected version
+    stays as its history (superseded by it, with who, through which surface and when) and is
+    never recalled again. `undo_correction` takes it back."""
+    if via not in SURFACES:
+        raise InvalidInputError(f"unknown surface {via!r}; one of {', '.join(SURFACES)}")
+    if until is not None and no_end:
+        raise InvalidInputError("give an end date or say it has none, not both; nothing was changed")
+    lock_partition(tx, user_id, now)
+    where = one_edge(tx, user_id, edge_id)
+    [old] = run(tx, "ownership/correction_edge", user_id=user_id, rows=[where])
+    props = old["props"]
+    if props.get("retracted_at") is not None:
+        raise InvalidInputError("this memory was retracted (marked wrong); restore it before "
+                           "correcting it; nothing was changed")
+    if props.get("superseded_at") is not None:
+        raise InvalidInputError("this memory was already replaced by a newer one; correct that one; "
+                           "nothing was changed")
+    target_id, created = old["target_id"], False
+    if target is not None and fold(entity_name(target, "other end")) != fold(old["target"]) \
+            and target != old["target_id"]:
+        target_id, created = _other_end(tx, embedder, user_id, target, old["target_kind"], now)
+        if target_id == old["source_id"]:
+            raise InvalidInputError("a memory cannot link an entity to itself; nothing was changed")
+    snippet = _words(words) if words is not None else props.get("snippet")
+    expires_at = None if no_end else (until if until is not None
+                                      else _instant(props.get("expires_at")))
+    began = since if since is not None else _instant(props.get("created_at"))
+    unchanged = (target_id == old["target_id"] and snippet == props.get("snippet")
+                 and expires_at == _instant(props.get("expires_at"))
+                 and began == _instant(props.get("created_at")))
+    if unchanged:
+        raise InvalidInputError("the correction changes nothing (same other end, words and dates)")
+    if target_id != old["target_id"]:
+        same = run(tx, "read/edges_between", user_id=user_id, triples=[
+            {"source_id": old["source_id"], "label": old["label"], "target_id": target_id}])
+        if same:
+            raise InvalidInputError(
+                f"a memory {old['source']} -[{old['label']}]-> that end already exists "
+                f"({same[0]['id']}); retract or forget this one instead; nothing was changed")
+    new_id = str(uuid.uuid4())
+    new_props = {
+        "id": new_id, "user_id": user_id, "strength": initial_strength,
+        "strength_at_touch": initial_strength, "touched_at": now, "confidence": 1.0,
+        "stability": props.get("stability"), "cardinality": props.get("cardinality"),
+        "expires_at": expires_at,
+        "expired": expires_at is not None and expires_at <= now,
+        "snippet": snippet,
+        "evidence": snippet if words is not None else props.get("evidence"),
+        "conversations": [], "sightings": [], "dormant": False, "created_at": began,
+        "corrects": edge_id, "corrected_via": via,
+    }
+    new_row = {"source_id": old["source_id"], "target_id": target_id, "edge_id": new_id}
+    run(tx, "write/create_edges", user_id=user_id, rows=[
+        {"source_id": old["source_id"], "target_id": target_id, "label": old["label"],
+         "props": new_props}])
+    run(tx, "ownership/mark_corrected", user_id=user_id, now=now, undo=False,
+        rows=[{**where, "by": new_id, "via": via}])
+    write_snippets(tx, embedder, user_id, None, now, [new_row])
+    run(tx, "write/partition_stats", user_id=user_id, now=now, self_id=None)
+    notes = ["a new entity was made for the other end"] if created else []
+    return Correction(action="corrected", memory_id=new_id, corrected_id=edge_id, notes=notes)
+
+
+def undo_correction(tx: ManagedTransaction, user_id: str, edge_id: str, now: datetime
+                    ) -> Correction:
+    """Take a correction back: the correction `edge_id` is erased and the version it
+    corrected is current again. Refused once the correction has a life of its own (said
+    again in a conversation, or itself corrected or replaced)."""
+    lock_partition(tx, user_id, now)
+    where = one_edge(tx, user_id, edge_id)
+    [new] = run(tx, "ownership/correction_edge", user_id=user_id, rows=[where])
+    props = new["props"]
+    corrected_id = props.get("corrects")
+    if corrected_id is None:
+        raise InvalidInputError("this memory is not a correction; nothing to undo")
+    if props.get("superseded_at") is not None:
+        raise InvalidInputError("this correction was itself replaced or corrected since; undo that "
+                           "first; nothing was changed")
+    if props.get("conversations"):
+        raise InvalidInputError("a conversation has said this correction again since; it is yours "
+                           "now (retract or correct it instead); nothing was changed")
+    old_where = one_edge(tx, user_id, corrected_id)
+    run(tx, "ownership/forget_edges", user_id=user_id, rows=[where])
+    run(tx, "ownership/mark_corrected", user_id=user_id, now=now, undo=True,
+        rows=[{**old_where, "by": None, "via": None}])
+    made = [r["id"] for r in run(tx, "ownership/orphans", user_id=user_id,
+                                 entity_ids=[new["target_id"]], provisional_only=False)
+            if new["target_id"] != old_where["target_id"]]
+    if made:  # the other end the correction brought in is held by nothing else now
+        run(tx, "ownership/forget_entities", user_id=user_id, entity_ids=made)
+    run(tx, "write/partition_stats", user_id=user_id, now=now, self_id=None)
+    return Correction(action="correction undone", memory_id=corrected_id, corrected_id=edge_id)

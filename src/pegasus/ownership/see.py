@@ -9,7 +9,7 @@ from typing import Any
 from neo4j import ManagedTransaction
 
 from pegasus.errors import InvalidInputError
-from pegasus.models.views import MEMORY_STATES, MemoryEdge, MemoryHistory, Sighting
+from pegasus.models.views import MEMORY_STATES, MemoryEdge, MemoryHistory, Overview, Sighting
 from pegasus.ownership.refs import one_edge, resolve_entity
 from pegasus.portable import native
 from pegasus.settings import Settings
@@ -33,7 +33,8 @@ def states_for(state: str | list[str]) -> list[str]:
 def memories(tx: ManagedTransaction, user_id: str, about: str | None, state: str | list[str],
              now: datetime, limit: int | None, offset: int = 0, newest_first: bool = False,
              said_from: datetime | None = None, said_until: datetime | None = None,
-             lambdas: dict[str, float] | None = None) -> list[MemoryEdge]:
+             lambdas: dict[str, float] | None = None, kind: str | None = None
+             ) -> list[MemoryEdge]:
     """The user's memories in these states (about one entity, when named; their words said in
     [said_from, said_until), when given), one page; `lambdas` (the settings' decay_lambdas)
     give each its strength at `now`."""
@@ -43,6 +44,7 @@ def memories(tx: ManagedTransaction, user_id: str, about: str | None, state: str
         raise InvalidInputError("offset must not be negative")
     entity_ids = [resolve_entity(tx, user_id, about).id] if about is not None else None
     rows = run(tx, "ownership/memories", user_id=user_id, entity_ids=entity_ids, rows=None,
+               kind=kind,
                states=states_for(state), now=now, skip=offset,
                limit=limit if limit is not None else 2**62, newest_first=newest_first,
                said_from=said_from, said_until=said_until, lambdas=lambdas)
@@ -74,7 +76,7 @@ def history(tx: ManagedTransaction, settings: Settings, user_id: str, edge_id: s
     """One memory with every sighting, its reinforcements, its strength now, its successor."""
     where = [one_edge(tx, user_id, edge_id)]
     [edge] = [MemoryEdge(**r) for r in run(
-        tx, "ownership/memories", user_id=user_id, entity_ids=None, rows=where,
+        tx, "ownership/memories", user_id=user_id, entity_ids=None, rows=where, kind=None,
         states=list(MEMORY_STATES), now=now, skip=0, limit=1, newest_first=False,
         said_from=None, said_until=None, lambdas=settings.decay_lambdas)]
     row = run(tx, "ownership/memory", user_id=user_id, rows=where, now=now,
@@ -85,4 +87,14 @@ def history(tx: ManagedTransaction, settings: Settings, user_id: str, edge_id: s
         said_at=_iso(row["said_at"]), reinforcements=props.get("reinforcements") or 0,
         reinforced_at=[_iso(t) for t in props.get("reinforced_at") or []],
         strength_now=row["strength_now"], superseded_by=props.get("superseded_by"),
-        superseded_by_line=row["superseded_by_line"])
+        superseded_by_line=row["superseded_by_line"],
+        used_in_open=[r["conversation_id"] for r in run(
+            tx, "ownership/memory_uses", user_id=user_id, edge_id=edge.id)])
+
+
+def overview(tx: ManagedTransaction, user_id: str, now: datetime) -> Overview:
+    """The user's memory at a glance: counts and the last activity."""
+    [row] = run(tx, "ownership/overview", user_id=user_id, now=now)
+    return Overview(memories=row["memories"], open_conversations=row["open_conversations"],
+                    kinds={k["kind"]: k["count"] for k in row["kinds"]},
+                    last_activity=row["last_activity"])

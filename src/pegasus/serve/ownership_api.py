@@ -46,6 +46,18 @@ class RetractRequest(BaseModel):
     at: datetime | None = None
 
 
+class MemoryPatch(BaseModel):
+    other_end: str | None = Field(None, min_length=1, max_length=200, pattern=ID_PATTERN,
+                                  description="The right other end: an entity's name, alias "
+                                  "or id (a new entity of the old one's kind when none has it)")
+    words: str | None = Field(None, min_length=1, max_length=2000,
+                              description="The right words, as the person would say them")
+    since: datetime | None = Field(None, description="When it began")
+    until: datetime | None = Field(None, description="When it ends")
+    no_end: bool = Field(False, description="It has no end (drops the one it had)")
+    at: datetime | None = None
+
+
 class EntityPatch(BaseModel):
     name: str | None = Field(None, min_length=1, max_length=200, pattern=ID_PATTERN,
                              description="The right name (the old one is dropped)")
@@ -93,6 +105,25 @@ async def retract(memory_id: MemoryPath, body: RetractRequest, user: User,
     at = client_at(request, body.at)
     return await in_thread(request, memory_of(request).retract, user, memory_id, at,
                            body.undo)
+
+
+@router.patch("/v1/memory/edges/{memory_id}", response_model=Correction, responses=found,
+              tags=["ownership"],
+              summary="Correct a memory in place (other end, words, dates); undoable")
+async def correct_memory(memory_id: MemoryPath, body: MemoryPatch, user: User,
+                         request: Request) -> Correction:
+    return await in_thread(request, memory_of(request).correct_memory, user, memory_id,
+                           body.other_end, body.words, body.since, body.until, body.no_end,
+                           body.at, "api")
+
+
+@router.post("/v1/memory/edges/{memory_id}/undo-correction", response_model=Correction,
+             responses=found, tags=["ownership"],
+             summary="Undo a correction (by the correction's id): the old version is back")
+async def undo_correction(memory_id: MemoryPath, body: RetractRequest, user: User,
+                          request: Request) -> Correction:
+    return await in_thread(request, memory_of(request).correct_memory, user, memory_id, None,
+                           None, None, None, False, body.at, "api", True)
 
 
 @router.delete("/v1/memory/edges/{memory_id}", response_model=ForgetReport, responses=found,

@@ -1,23 +1,18 @@
 """The memory page at `/`: a person signs in with their API key and sees, corrects, forgets,
 exports and imports their memory (design §10, §11) in a browser.
 
-Server-rendered (Jinja2, autoescape on: every stored text is shown as text; every invisible
-character in it drawn as a mark, ⟨U+200B⟩, by the environment's `finalize`), its assets in the
-package, no inline script or style, so the Content-Security-Policy below holds. An id goes into
-a link as one percent-encoded path segment (`| path`; the routes take `{id:path}`), so an
-imported id holding "/", "?", "#", "%" or spaces opens and is managed like any other. Every route
+Server-rendered (Jinja2, autoescape on: every stored text is shown as text), its assets in the
+package, no inline script or style, so the Content-Security-Policy below holds. Every route
 acts for the signed-in user only and calls the same `Memory` methods as the HTTP API and MCP;
 an id of another user's memory or entity is not found (404). Every change is a POST with the
-session's CSRF token, refused (403) without it or from another site. Every route that reads the
-graph runs through the API's outage path (`serve.http.in_thread`): while the health probe finds
-Neo4j unreachable it answers 503 at once, otherwise within the request deadline.
+session's CSRF token, refused (403) without it or from another site.
 """
 
 from __future__ import annotations
 
 import tempfile
 from collections.abc import Callable, Coroutine
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from importlib.resources import files
 from typing import Annotated, Any
 from urllib.parse import quote
@@ -35,12 +30,14 @@ from pegasus.errors import (
     AmbiguousEntityError,
     InvalidInputError,
     NotFoundError,
+    PartitionNotEmptyError,
     PegasusError,
     http_status,
 )
 from pegasus.memory import Memory
 from pegasus.models.views import MemoryEdge
-from pegasus.page.picture import neighbourhood
+from pegasus.page.picture import neighbourhood, timeline_rows
+from pegasus.page.words import count, for_page, forgotten, phrase, state_words
 from pegasus.recall.render import visible
 from pegasus.serve.http import in_thread, refuse_while_down, streamed_export
 from pegasus.serve.session import (
@@ -64,11 +61,18 @@ SECURITY_HEADERS = {
     "Referrer-Policy": "no-referrer",
     "Cache-Control": "no-store",
 }
-# The words a person reads for each stored state (the issue's: active, faded, …).
-STATE_WORDS = {"current": "active", "dormant": "faded", "superseded": "superseded",
-               "expired": "expired", "retracted": "retracted"}
-STATIC = {"page.css": "text/css; charset=utf-8", "page.js": "text/javascript; charset=utf-8"}
-
+# The states a person can filter by, in their words.
+STATE_WORDS = {"current": "active", "dormant": "dormant", "superseded": "replaced or corrected",
+               "expired": "ended", "retracted": "marked wrong"}
+# The kinds a person can filter by (the other end's, the person's own node aside).
+KIND_WORDS = {"PERSON": "people", "PLACE": "places", "ORG": "organisations",
+              "TOPIC": "topics", "EVENT": "events", "THING": "things",
+              "PREFERENCE": "likes and dislikes", "OTHER": "other"}
+KIND_ONE = {"PERSON": "a person", "PLACE": "a place", "ORG": "an organisation",
+            "TOPIC": "a topic", "EVENT": "an event", "THING": "a thing",
+            "PREFERENCE": "a like or dislike", "OTHER": "something else"}
+STATIC = {"page.css": "text/css; charset=utf-8", "page.js": "text/javascript; charset=utf-8",
+          "icon.svg": "image/svg+xml"}
 
 class Exact(str):
     """A value a form sends back as it is (an alias to remove, a name to edit): not marked."""
@@ -95,6 +99,24 @@ _environment.filters["exact"] = Exact
 _environment.filters["day"] = lambda iso: (iso or "")[:10]
 _environment.filters["strength"] = lambda s: "–" if s is None else f"{s:.0f}"
 _environment.globals["state_words"] = STATE_WORDS
+_environment.globals["kind_words"] = KIND_WORDS
+_environment.globals["kind_one"] = KIND_ONE
+_environment.globals["count"] = count
+
+
+def say(edge: MemoryEdge) -> str:
+    """A memory as a sentence, the person as "you" (page/words.py)."""
+    return phrase(edge.source, edge.relation, edge.target, edge.source_is_self,
+                  edge.target_is_self)
+
+
+def how(edge: MemoryEdge, dormant_below: float) -> str:
+    """A memory's state and strength in words."""
+    return state_words(edge.state, edge.strength_now, bool(edge.corrected_at), dormant_below)
+
+
+_environment.globals["say"] = say
+_environment.globals["how"] = how
 templates = Jinja2Templates(env=_environment)
 
 
@@ -104,6 +126,11 @@ class SignInNeeded(Exception):
 
 class Refused(Exception):
     """A change without this session's CSRF token, or sent by another site."""
+
+
+VIA_WORDS = {"page": "on this page", "api": "through the API", "cli": "on the command line",
+             "mcp": "through an assistant's tool", "python": "from a program"}
+_environment.globals["via_words"] = VIA_WORDS
 
 
 def _status(exc: PegasusError) -> int:
@@ -126,8 +153,12 @@ class PageRoute(APIRoute):
                 response = _error(request, 403, "This change did not come from your memory "
                                   "page (its form token is missing or old). Reload the page "
                                   "and try again.")
+            except PartitionNotEmptyError as exc:
+                response = _error(request, 409, "Your memory is not empty. To replace what it "
+                                  "holds with the file, tick “Replace what is in my memory "
+                                  "now” and import again; nothing was imported.", exc)
             except PegasusError as exc:
-                response = _error(request, _status(exc), str(exc), exc)
+                response = _error(request, _status(exc), for_page(str(exc)), exc)
             except RequestValidationError:
                 response = _error(request, 422, "That request is not one this page sends.")
             response.headers.update(SECURITY_HEADERS)
@@ -171,8 +202,10 @@ def _memory(request: Request) -> Memory:
 
 def _render(request: Request, name: str, session: Session | None, code: int = 200,
             **context: Any) -> Response:
-    return templates.TemplateResponse(request, name, {"session": session, **context},
-                                      status_code=code)
+    dormant_below = request.app.state.memory.settings.dormant_below
+    return templates.TemplateResponse(
+        request, name, {"session": session, "dormant_below": dormant_below, **context},
+        status_code=code)
 
 
 def _error(request: Request, status: int, message: str, exc: Exception | None = None
@@ -183,12 +216,13 @@ def _error(request: Request, status: int, message: str, exc: Exception | None = 
                    choices=choices)
 
 
-def _result(request: Request, session: Session, title: str, report: Any,
-            links: list[tuple[str, str]] | None = None, **extra: Any) -> Response:
-    """What a change did, as the report its function returned."""
-    shown = report.model_dump(exclude_defaults=True) if hasattr(report, "model_dump") else {}
-    return _render(request, "result.html", session, title=title, report=shown,
-                   links=links or [("/memories", "Back to your memories")], **extra)
+def _result(request: Request, session: Session, title: str, said: list[str],
+            links: list[tuple[str, str]] | None = None,
+            undo: tuple[str, dict[str, str], str] | None = None) -> Response:
+    """What a change did, in sentences, with its undo (action, hidden fields, button words)
+    where one exists."""
+    return _render(request, "result.html", session, title=title, said=said, undo=undo,
+                   links=links or [("/memories", "Back to your memories")])
 
 
 # --- signing in and out ------------------------------------------------------------------
@@ -229,6 +263,13 @@ async def static(name: str) -> Response:
     return Response(body, media_type=STATIC[name])
 
 
+@router.get("/favicon.ico")
+async def favicon() -> Response:
+    """Browsers ask for it on every page; the page's icon (SVG, which they all draw)."""
+    body = (files("pegasus.page") / "static" / "icon.svg").read_bytes()
+    return Response(body, media_type="image/svg+xml")
+
+
 # --- seeing ---------------------------------------------------------------------------------
 
 
@@ -247,18 +288,38 @@ def _instant(day: date | None) -> datetime | None:
 
 @router.get("/memories")
 async def list_memories(request: Request, session: Signed, about: str = "", state: str = "all",
-                        said_from: str = "", said_until: str = "", page: int = 1) -> Response:
-    if state not in ("all", *STATE_WORDS) or not 1 <= page <= 10**6:
+                        kind: str = "", said_from: str = "", said_until: str = "",
+                        page: int = 1) -> Response:
+    if state not in ("all", *STATE_WORDS) or kind not in ("", *KIND_WORDS) \
+            or not 1 <= page <= 10**6:
         raise InvalidInputError("not a filter this page offers")
     since, until = _day(said_from, "From"), _day(said_until, "Until")
     offset = (page - 1) * PAGE_SIZE
-    found = await in_thread(
-        request, _memory(request).memories, session.user, about.strip() or None, state,
-        PAGE_SIZE + 1, offset, None, True, _instant(since),
-        _instant(until + timedelta(days=1)) if until and until < date.max else None)
-    filters = {"about": about, "state": state, "said_from": said_from, "said_until": said_until}
+    memory = _memory(request)
+
+    def look() -> tuple[Any, list[MemoryEdge], int]:
+        found = memory.memories(
+            session.user, about.strip() or None, state, PAGE_SIZE + 1, offset, None, True,
+            _instant(since), _instant(until + timedelta(days=1)) if until and until < date.max
+            else None, kind=kind or None)
+        week = memory.memories(session.user, state="all", limit=PAGE_SIZE + 1,
+                               newest_first=True,
+                               said_from=datetime.now(UTC) - timedelta(days=7))
+        return memory.overview(session.user), found, len(week)
+
+    glance, found, this_week = await in_thread(request, look)
+    filters = {"about": about, "state": state, "kind": kind, "said_from": said_from,
+               "said_until": said_until}
+    filtered = any(v and v != "all" for v in filters.values())
     return _render(request, "memories.html", session, memories=found[:PAGE_SIZE], page=page,
-                   more=len(found) > PAGE_SIZE, filters=filters)
+                   more=len(found) > PAGE_SIZE, filters=filters, filtered=filtered,
+                   glance=glance, this_week=this_week, week_more=this_week > PAGE_SIZE)
+
+
+@router.get("/memories/{memory_id:path}/forget")
+async def confirm_forget_memory(request: Request, session: Signed, memory_id: str) -> Response:
+    story = await in_thread(request, _memory(request).memory, session.user, memory_id)
+    return _render(request, "confirm.html", session, edge=story.memory)
 
 
 @router.get("/memories/{memory_id:path}")
@@ -278,8 +339,9 @@ async def entity(request: Request, session: Signed, entity_id: str) -> Response:
         return memory.entity(session.user, entity_id), timeline, drawn
 
     view, timeline, drawn = await in_thread(request, look)
-    return _render(request, "entity.html", session, entity=view, timeline=timeline,
-                   picture=neighbourhood(view.id, view.name, drawn),
+    return _render(request, "entity.html", session, entity=view,
+                   timeline=timeline_rows(timeline),
+                   picture=neighbourhood(view.id, "You" if view.is_self else view.name, drawn),
                    more=len(timeline) == TIMELINE_SIZE)
 
 
@@ -327,21 +389,94 @@ def _entity_links(entity_id: str | None) -> list[tuple[str, str]]:
             ("/memories", "Back to your memories")]
 
 
+def _quote(edge: MemoryEdge) -> str:
+    return f"“{say(edge)}”"
+
+
 @router.post("/memories/{memory_id:path}/retract")
 async def retract(request: Request, session: Change, memory_id: str,
                   undo: Annotated[bool, Form()] = False) -> Response:
-    done = await in_thread(request, _memory(request).retract, session.user, memory_id, None,
-                           undo)
-    title = "The memory is active again" if undo else "The memory is retracted"
-    return _result(request, session, title, done, _memory_links(memory_id))
+    memory = _memory(request)
+
+    def change() -> MemoryEdge:
+        memory.retract(session.user, memory_id, None, undo)
+        return memory.memory(session.user, memory_id).memory
+
+    edge = await in_thread(request, change)
+    if undo:
+        return _result(request, session, "The memory is active again", [
+            f"{_quote(edge)} is active again: it can be recalled in your conversations."],
+            _memory_links(memory_id),
+            (f"/memories/{memory_id}/retract", {}, "Undo: mark it wrong again"))
+    return _result(request, session, "The memory is marked wrong", [
+        f"{_quote(edge)} is marked wrong: it will never be recalled again, not even as "
+        "history.", "It is kept, with today's date, in case you change your mind."],
+        _memory_links(memory_id),
+        (f"/memories/{memory_id}/retract", {"undo": "true"}, "Undo: it was right"))
+
+
+@router.post("/memories/{memory_id:path}/correct")
+async def correct(request: Request, session: Change, memory_id: str,
+                  other_end: Annotated[str, Form(max_length=1000)] = "",
+                  words: Annotated[str, Form(max_length=4000)] = "",
+                  since: Annotated[str, Form(max_length=40)] = "",
+                  until: Annotated[str, Form(max_length=40)] = "",
+                  no_end: Annotated[bool, Form()] = False) -> Response:
+    memory = _memory(request)
+    began, ends = _day(since, "Since"), _day(until, "Until")
+
+    def change() -> tuple[MemoryEdge, MemoryEdge]:
+        # The form shows what the memory says now: only what the person changed is changed.
+        before = memory.memory(session.user, memory_id).memory
+        new_words = words.strip() if words.strip() != (before.snippet or "").strip() else None
+        new_since = began if began and began.isoformat() != (before.created_at or "")[:10] \
+            else None
+        new_until = ends if ends and ends.isoformat() != (before.expires_at or "")[:10] \
+            else None
+        done = memory.correct_memory(
+            session.user, memory_id, other_end.strip() or None, new_words,
+            _instant(new_since), _instant(new_until),
+            no_end and before.expires_at is not None, via="page")
+        return before, memory.memory(session.user, done.memory_id or "").memory
+
+    before, after = await in_thread(request, change)
+    said = [f"{_quote(before)} now reads {_quote(after)}."]
+    if after.snippet and after.snippet != before.snippet:
+        said.append(f"In your words: “{after.snippet}”.")
+    said.append("Your conversations recall the correction from now on; the old version stays "
+                "in its history and is never recalled.")
+    return _result(request, session, "The memory is corrected", said,
+                   _memory_links(after.id),
+                   (f"/memories/{after.id}/correct/undo", {}, "Undo the correction"))
+
+
+@router.post("/memories/{memory_id:path}/correct/undo")
+async def undo_correction(request: Request, session: Change, memory_id: str) -> Response:
+    memory = _memory(request)
+
+    def change() -> MemoryEdge:
+        done = memory.correct_memory(session.user, memory_id, undo=True, via="page")
+        return memory.memory(session.user, done.memory_id or "").memory
+
+    edge = await in_thread(request, change)
+    return _result(request, session, "The correction is undone", [
+        f"{_quote(edge)} is back as it was, and is recalled again."], _memory_links(edge.id))
 
 
 @router.post("/entities/{entity_id:path}/rename")
 async def rename(request: Request, session: Change, entity_id: str,
                  name: Annotated[str, Form(max_length=1000)] = "") -> Response:
-    done = await in_thread(request, _memory(request).rename_entity, session.user, entity_id,
-                           name)
-    return _result(request, session, "Renamed", done, _entity_links(done.entity_id))
+    memory = _memory(request)
+
+    def change() -> tuple[str, Any]:
+        old = memory.entity(session.user, entity_id).name
+        return old, memory.rename_entity(session.user, entity_id, name)
+
+    old, done = await in_thread(request, change)
+    return _result(request, session, "Renamed", [f"{old} is called {done.name} now."],
+                   _entity_links(done.entity_id),
+                   (f"/entities/{done.entity_id}/rename", {"name": old},
+                    f"Undo: call it {old} again"))
 
 
 @router.post("/entities/{entity_id:path}/aliases")
@@ -351,32 +486,60 @@ async def aliases(request: Request, session: Change, entity_id: str,
     done = await in_thread(
         request, _memory(request).edit_aliases, session.user, entity_id,
         [add] if add.strip() else [], [remove] if remove.strip() else [])
-    return _result(request, session, "Aliases changed", done, _entity_links(done.entity_id))
+    also = ", ".join(done.aliases) if done.aliases else "nothing else"
+    said = [f"{done.name} is also called: {also}.", *(n[:1].upper() + n[1:] + "."
+                                                       for n in done.notes)]
+    undo = ((f"/entities/{done.entity_id}/aliases", {"remove": add.strip()},
+             f"Undo: {add.strip()} is not another name for it") if add.strip()
+            and add.strip() in done.aliases else
+            (f"/entities/{done.entity_id}/aliases", {"add": remove.strip()},
+             f"Undo: {remove.strip()} is another name for it") if remove.strip() else None)
+    return _result(request, session, "Other names changed", said,
+                   _entity_links(done.entity_id), undo)
 
 
 @router.post("/entities/{entity_id:path}/merge")
 async def merge(request: Request, session: Change, entity_id: str,
                 absorb: Annotated[str, Form(max_length=1000)] = "") -> Response:
     done = await in_thread(request, _memory(request).merge_entities, session.user, entity_id,
-                           absorb)
-    return _result(request, session, "Merged", done, _entity_links(done.entity_id),
-                   undo=done.merge_record_id)
+                                   absorb)
+    said = [f"{absorb.strip()} and {done.name} are one now: {done.name} keeps both names "
+            f"and {count(done.edges_moved, 'memory', 'memories')} moved to it."]
+    if any("taken off" in n for n in done.notes):
+        said.append("Memories between the two were put aside; undoing the merge puts them "
+                    "back.")
+    return _result(request, session, "Merged", said, _entity_links(done.entity_id),
+                   (f"/merges/{done.merge_record_id}/undo", {}, "Undo this merge"))
 
 
 @router.post("/merges/{record_id:path}/undo")
 async def undo_merge(request: Request, session: Change, record_id: str) -> Response:
     done = await in_thread(request, _memory(request).undo_merge, session.user, record_id)
-    return _result(request, session, "The merge is undone", done,
-                   [*_entity_links(done.restored_id)[:1], ("/merges", "Back to the merges")])
+    return _result(request, session, "The merge is undone", [
+        f"{done.restored} and {done.survivor} are separate again, each with its own "
+        "memories."], [*_entity_links(done.restored_id)[:1], ("/merges", "Back to the merges")])
 
 
 # --- forgetting and importing -----------------------------------------------------------------
 
 
 @router.post("/memories/{memory_id:path}/forget")
-async def forget_memory(request: Request, session: Change, memory_id: str) -> Response:
-    done = await in_thread(request, _memory(request).forget_memory, session.user, memory_id)
-    return _result(request, session, "The memory is forgotten", done)
+async def forget_memory(request: Request, session: Change, memory_id: str,
+                        confirm: Annotated[str, Form()] = "") -> Response:
+    memory = _memory(request)
+    if confirm != "yes":  # one click never erases: ask first (the same page as the link's)
+        story = await in_thread(request, memory.memory, session.user, memory_id)
+        return _render(request, "confirm.html", session, edge=story.memory)
+
+    def change() -> tuple[MemoryEdge, Any]:
+        edge = memory.memory(session.user, memory_id).memory
+        return edge, memory.forget_memory(session.user, memory_id)
+
+    edge, done = await in_thread(request, change)
+    said = forgotten("memory", done.memories, done.entities, done.conversations)
+    if done.memories:
+        said[0] = f"{_quote(edge)} is erased, with your words, everywhere they were stored."
+    return _result(request, session, "The memory is forgotten", said)
 
 
 @router.post("/entities/{entity_id:path}/forget")
@@ -384,8 +547,16 @@ async def forget_entity(request: Request, session: Change, entity_id: str,
                         confirm: Annotated[str, Form()] = "") -> Response:
     if confirm != "yes":
         raise InvalidInputError("tick the box to confirm; nothing was forgotten")
-    done = await in_thread(request, _memory(request).forget_entity, session.user, entity_id)
-    return _result(request, session, "The entity is forgotten", done)
+    memory = _memory(request)
+
+    def change() -> tuple[str, Any]:
+        name = memory.entity(session.user, entity_id).name
+        return name, memory.forget_entity(session.user, entity_id)
+
+    name, done = await in_thread(request, change)
+    return _result(request, session, f"{name} is forgotten", forgotten(
+        "entity", done.memories, done.entities, done.conversations, done.memories_changed,
+        done.memories_revived))
 
 
 @router.post("/forget/conversation")
@@ -393,8 +564,10 @@ async def forget_conversation(request: Request, session: Change,
                               conversation: Annotated[str, Form(max_length=1000)] = ""
                               ) -> Response:
     done = await in_thread(request, _memory(request).forget_conversation, session.user,
-                           conversation.strip())
-    return _result(request, session, "The conversation is forgotten", done)
+                                   conversation.strip())
+    return _result(request, session, "The conversation is forgotten", forgotten(
+        "conversation", done.memories, done.entities, done.conversations,
+        done.memories_changed, done.memories_revived))
 
 
 @router.post("/forget/everything")
@@ -404,7 +577,8 @@ async def forget_everything(request: Request, session: Change,
         raise InvalidInputError("type the word everything to confirm; nothing was forgotten")
     done = await in_thread(request, _memory(request).forget_everything, session.user,
                            bounded=False)
-    return _result(request, session, "Everything is forgotten", done)
+    return _result(request, session, "Everything is forgotten", forgotten(
+        "everything", done.memories, done.entities, done.conversations))
 
 
 @router.post("/import")
@@ -415,8 +589,8 @@ async def import_memory(request: Request, session: Signed) -> Response:
     limit = request.app.state.memory.settings.max_upload_bytes
     size = request.headers.get("content-length", "")
     if not size.isdigit() or int(size) > limit:
-        raise InvalidInputError(f"an upload may be at most {limit // 2**20} MiB (and must say its "
-                           "size); nothing was imported")
+        raise InvalidInputError(f"an upload may be at most {limit // 2**20} MiB (and must say "
+                                "its size); nothing was imported")
     form = await request.form(max_files=1, max_fields=3)
     file, csrf = form.get("file"), form.get("csrf")
     if not same_origin(request) or not isinstance(csrf, str) or not csrf_matches(session, csrf):
@@ -431,4 +605,9 @@ async def import_memory(request: Request, session: Signed) -> Response:
         spool.flush()
         done = await in_thread(request, _memory(request).import_memory, session.user,
                                spool.name, replace, bounded=False)
-    return _result(request, session, "Imported", done)
+    said = [f"Imported {count(done.memories, 'memory', 'memories')}, "
+            f"{count(done.entities, 'person, place or thing', 'people, places and things')} "
+            f"and {count(done.conversations, 'conversation')} from the file."]
+    if done.replaced:
+        said.append("What your memory held before was forgotten first.")
+    return _result(request, session, "Imported", said)
