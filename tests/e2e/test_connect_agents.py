@@ -177,3 +177,31 @@ def test_a_fact_taught_in_gemini_cli_is_recalled_in_copilot_cli_and_qwen_code(
     bare = qwen(home, "Tell me about Maya again.", stub.url)
     assert bare.returncode == 0, bare.stderr[-3000:]
     assert not memory_block(body_for(stub.received, "Tell me about Maya again."))
+
+
+def test_connecting_codex_trusts_its_hooks_as_codex_itself_reports(tmp_path):
+    """The real Codex (0.171.0) is asked for each hook's key and hash; after connect, Codex
+    lists the three Pegasus hooks as trusted, and a second connect changes nothing."""
+    from pegasus.connect import Places, _codex_hooks
+
+    codex = AGENTS / "node_modules" / ".bin" / "codex"
+    assert codex.exists(), "run the e2e agents' npm install (tests/e2e/test_agents.py)"
+    home = tmp_path / "home"
+    env = {**base_env(home), "PATH": os.pathsep.join([str(BIN), base_env(home)["PATH"]]),
+           "CODEX_HOME": str(home / ".codex")}
+    (home / ".codex").mkdir(parents=True)
+    (home / ".codex" / "config.toml").write_text('model = "gpt-5.1-codex-mini"\n')
+    connect = [sys.executable, "-m", "pegasus", "connect", "codex", "--url",
+               "http://127.0.0.1:9", "--key", KEY]
+    first = subprocess.run(connect, env=env, capture_output=True, text=True, timeout=300)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert "Codex trusts the 3 Pegasus hooks" in first.stdout
+    places = Places.from_environment(env)
+    listed = _codex_hooks(str(codex), places)
+    ours = {h["eventName"]: h["trustStatus"] for h in listed if "pegasus-hook" in h["command"]}
+    assert ours == {"userPromptSubmit": "trusted", "stop": "trusted",
+                    "sessionEnd": "trusted"}, listed
+    assert (home / ".codex" / "config.toml").read_text().startswith(
+        'model = "gpt-5.1-codex-mini"\n')
+    again = subprocess.run(connect, env=env, capture_output=True, text=True, timeout=300)
+    assert again.stdout.splitlines()[0] == "Codex was already connected: nothing changed"
