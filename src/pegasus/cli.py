@@ -695,3 +695,45 @@ def disconnect_agent(
         _agent_lines(disconnect(agent_named(agent), Places.from_environment()))
     except ConnectError as exc:
         fail(exc)
+
+
+# --- a person's chat history (`pegasus import-history`) --------------------------------------
+
+@app.command("import-history")
+def import_history(
+    file: Annotated[Path, typer.Argument(
+        help="ChatGPT's or Claude's conversations.json (or the export's zip).")],
+    user: UserOption,
+    dry_run: Annotated[bool, typer.Option(
+        "--dry-run", help="Check the file and show the estimate; record nothing.")] = False,
+) -> None:
+    """Bring in your past conversations from ChatGPT's or Claude's data export: each one
+    recorded with its own dates, then extracted oldest first (a backlog that resumes)."""
+    from tqdm import tqdm
+
+    from pegasus.transfer import history
+
+    if not file.is_file():
+        fail(PegasusError(f"{file}: no such file"))
+    try:
+        data = history.load(file)
+    except PegasusError as exc:
+        fail(exc)
+
+    def say_estimate(report) -> None:
+        e = report.estimate
+        typer.echo(f"{report.conversations} conversations from {report.source} "
+                   f"({e.turns} turns); extracting them takes about {e.calls} model calls, "
+                   f"~{e.input_tokens:,} input and ~{e.output_tokens:,} output tokens",
+                   err=True)
+        if report.shortened_turns:
+            typer.echo(f"{report.shortened_turns} turn(s) longer than a turn may be are kept "
+                       "to their first characters", err=True)
+
+    def bar(total: int, what: str):
+        return tqdm(total=total, desc=what, unit="conversation", file=sys.stderr)
+
+    report = _with_memory(lambda mem: history.import_history(mem, user, data, dry_run=dry_run,
+                                                             progress=bar,
+                                                             before=say_estimate))
+    typer.echo(report.model_dump_json(indent=2))

@@ -63,3 +63,7 @@ class PartitionNotEmptyError(PegasusError):
 
 class InvalidExportError(InvalidBatchError):
     """An export file of an unknown version, or one that breaks the format; nothing written."""
+
+
+class InvalidHistoryError(InvalidBatchError):
+    """A chat history export (ChatGPT's, Claude's) that is not one; nothing was written."""

@@ -35,6 +35,7 @@ from pegasus.errors import (
 from pegasus.memory import Memory
 from pegasus.models.views import MemoryEdge
 from pegasus.page.picture import neighbourhood
+from pegasus.serve.ownership_api import history_import
 from pegasus.serve.session import (
     COOKIE,
     Session,
@@ -406,3 +407,23 @@ async def import_memory(request: Request, session: Signed) -> Response:
         done = await run_in_threadpool(_memory(request).import_memory, session.user,
                                        spool.name, replace)
     return _result(request, session, "Imported", done)
+
+
+@router.post("/import-history")
+async def import_history(request: Request, session: Signed) -> Response:
+    """ChatGPT's or Claude's export, as POST /v1/memory/import-history takes it."""
+    limit = request.app.state.memory.settings.max_upload_bytes
+    size = request.headers.get("content-length", "")
+    if not size.isdigit() or int(size) > limit:
+        raise PegasusError(f"an upload may be at most {limit // 2**20} MiB (and must say its "
+                           "size); nothing was imported")
+    form = await request.form(max_files=1, max_fields=3)
+    file, csrf = form.get("file"), form.get("csrf")
+    if not same_origin(request) or not isinstance(csrf, str) or not csrf_matches(session, csrf):
+        raise Refused
+    if not isinstance(file, StarletteUploadFile):
+        raise PegasusError("choose ChatGPT's or Claude's conversations.json (or the export's "
+                           "zip); nothing was imported")
+    done = await history_import(request, session.user, await file.read(),
+                                form.get("dry_run") in ("true", "on", "1"))
+    return _result(request, session, "Your past conversations", done)
