@@ -653,13 +653,15 @@ def connect_agent(
     url: Annotated[str | None, typer.Option(
         help="Where pegasus serve runs (PEGASUS_URL, else http://127.0.0.1:8080).")] = None,
     key: Annotated[str | None, typer.Option(
-        help="Your key for pegasus serve (PEGASUS_API_KEY).")] = None,
+        help="Your key for pegasus serve (PEGASUS_API_KEY, else the one connect kept).")]
+    = None,
 ) -> None:
     """Connect a coding agent to your memory: writes its hooks (or plugin) in its own files
     under HOME, with pegasus-hook's full path, then checks them as `pegasus doctor` does."""
     import os
 
     from pegasus.connect import AGENTS, ConnectError, Places, agent_named, check, connect
+    from pegasus.hook import client_settings
 
     places = Places.from_environment()
     if list_agents or agent is None:
@@ -670,11 +672,14 @@ def connect_agent(
         if agent is None and not list_agents:
             raise typer.Exit(2)
         return
+    # what an earlier connect kept serves the next agent: one --key, every agent
+    known = client_settings()
     try:
         chosen = agent_named(agent)
         lines = connect(chosen, places,
-                        url or os.environ.get("PEGASUS_URL") or "http://127.0.0.1:8080",
-                        key or os.environ.get("PEGASUS_API_KEY") or "")
+                        url or os.environ.get("PEGASUS_URL") or known.get("url")
+                        or "http://127.0.0.1:8080",
+                        key or os.environ.get("PEGASUS_API_KEY") or known.get("key") or "")
     except ConnectError as exc:
         fail(exc)
     _agent_lines(lines)

@@ -235,6 +235,13 @@ def test_the_cli_connects_lists_and_disconnects(tmp_path, hook, monkeypatch):
     assert " connected " in states["gemini"] and "not connected" in states["qwen"]
     unknown = runner.invoke(app, ["connect", "cursor"])
     assert unknown.exit_code == 2 and "unknown agent 'cursor'" in unknown.output
+    # the key given once serves the next agent
+    monkeypatch.delenv("PEGASUS_API_KEY")
+    monkeypatch.delenv("PEGASUS_URL")
+    qwen = runner.invoke(app, ["connect", "qwen"])
+    assert qwen.exit_code == 0, qwen.output
+    assert json.loads((home / ".config" / "pegasus" / "client.json").read_text()) == {
+        "url": URL, "key": KEY}
     gone = runner.invoke(app, ["disconnect", "gemini"])
     assert gone.exit_code == 0 and gone.output.startswith("wrote ")
     assert json.loads((home / ".gemini" / "settings.json").read_text()) == {}
