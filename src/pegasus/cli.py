@@ -675,3 +675,110 @@ def mcp_stdio(user: UserOption) -> None:
         build_server(memory, user).run("stdio")
     finally:
         memory.close()
+
+
+# --- coding agents (`pegasus connect`) -------------------------------------------------------
+
+def _agent_lines(lines: list[str]) -> None:
+    for line in lines:
+        typer.echo(line)
+
+
+@app.command("connect")
+def connect_agent(
+    agent: Annotated[str | None, typer.Argument(
+        help="claude-code, codex, opencode, gemini, copilot or qwen.")] = None,
+    list_agents: Annotated[bool, typer.Option("--list", help="List the agents and exit.")]
+    = False,
+    url: Annotated[str | None, typer.Option(
+        help="Where pegasus serve runs (PEGASUS_URL, else http://127.0.0.1:8080).")] = None,
+    key: Annotated[str | None, typer.Option(
+        help="Your key for pegasus serve (PEGASUS_API_KEY, else the one connect kept).")]
+    = None,
+) -> None:
+    """Connect a coding agent to your memory: writes its hooks (or plugin) in its own files
+    under HOME, with pegasus-hook's full path, then checks them as `pegasus doctor` does."""
+    import os
+
+    from pegasus.connect import AGENTS, ConnectError, Places, agent_named, check, connect
+    from pegasus.hook import client_settings
+
+    places = Places.from_environment()
+    if list_agents or agent is None:
+        for known in AGENTS.values():
+            state = check(known, places).state
+            shown = {"ok": "connected", "problem": "needs fixing", "skipped": "not connected"}
+            typer.echo(f"{known.id:<12} {known.name:<19} {shown[state]:<14} {known.what}")
+        if agent is None and not list_agents:
+            raise typer.Exit(2)
+        return
+    # what an earlier connect kept serves the next agent: one --key, every agent
+    known = client_settings()
+    try:
+        chosen = agent_named(agent)
+        lines = connect(chosen, places,
+                        url or os.environ.get("PEGASUS_URL") or known.get("url")
+                        or "http://127.0.0.1:8080",
+                        key or os.environ.get("PEGASUS_API_KEY") or known.get("key") or "")
+    except ConnectError as exc:
+        fail(exc)
+    _agent_lines(lines)
+    result = check(chosen, places)
+    typer.echo(f"check: {result.state}: {result.detail}")
+    raise typer.Exit(0 if result.state == "ok" else 1)
+
+
+@app.command("disconnect")
+def disconnect_agent(
+    agent: Annotated[str, typer.Argument(
+        help="claude-code, codex, opencode, gemini, copilot or qwen.")],
+) -> None:
+    """Take Pegasus out of a coding agent's files (the rest of them as they were)."""
+    from pegasus.connect import ConnectError, Places, agent_named, disconnect
+
+    try:
+        _agent_lines(disconnect(agent_named(agent), Places.from_environment()))
+    except ConnectError as exc:
+        fail(exc)
+
+
+# --- a person's chat history (`pegasus import-history`) --------------------------------------
+
+@app.command("import-history")
+def import_history(
+    file: Annotated[Path, typer.Argument(
+        help="ChatGPT's or Claude's conversations.json (or the export's zip).")],
+    user: UserOption,
+    dry_run: Annotated[bool, typer.Option(
+        "--dry-run", help="Check the file and show the estimate; record nothing.")] = False,
+) -> None:
+    """Bring in your past conversations from ChatGPT's or Claude's data export: each one
+    recorded with its own dates, then extracted oldest first (a backlog that resumes)."""
+    from tqdm import tqdm
+
+    from pegasus.transfer import history
+
+    if not file.is_file():
+        fail(PegasusError(f"{file}: no such file"))
+    try:
+        data = history.load(file)
+    except PegasusError as exc:
+        fail(exc)
+
+    def say_estimate(report) -> None:
+        e = report.estimate
+        typer.echo(f"{report.conversations} conversations from {report.source} "
+                   f"({e.turns} turns); extracting them takes about {e.calls} model calls, "
+                   f"~{e.input_tokens:,} input and ~{e.output_tokens:,} output tokens",
+                   err=True)
+        if report.shortened_turns:
+            typer.echo(f"{report.shortened_turns} turn(s) longer than a turn may be are kept "
+                       "to their first characters", err=True)
+
+    def bar(total: int, what: str):
+        return tqdm(total=total, desc=what, unit="conversation", file=sys.stderr)
+
+    report = _with_memory(lambda mem: history.import_history(mem, user, data, dry_run=dry_run,
+                                                             progress=bar,
+                                                             before=say_estimate))
+    typer.echo(report.model_dump_json(indent=2))

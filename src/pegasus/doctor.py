@@ -1,14 +1,11 @@
 """`pegasus doctor`: every part a user depends on, checked for real, with the one thing to do
 about each problem: Neo4j and its schema, the embedding model, the LLM (a one-token call),
-each upstream, `pegasus serve`, and the hooks in Claude Code's and Codex's config files."""
+each upstream, `pegasus serve`, and each coding agent's Pegasus part (`pegasus connect`)."""
 
 from __future__ import annotations
 
 import json
 import os
-import shlex
-import shutil
-import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,8 +15,6 @@ import httpx
 
 from pegasus import cypher
 from pegasus.settings import Settings, secret_text
-
-HOOK_EVENTS = ("UserPromptSubmit", "Stop", "SessionEnd")
 
 
 @dataclass
@@ -55,10 +50,12 @@ def checks(settings: Settings, serve_url: str, home: Path, codex_home: Path) -> 
     yield _guarded("hook conversations", lambda: _hook_conversations(settings))
     yield from _upstreams(settings)
     yield _guarded("pegasus serve", lambda: _serve(serve_url))
-    yield _hooks("Claude Code hooks", home / ".claude" / "settings.json")
-    yield _hooks("Codex hooks", codex_home / "hooks.json",
-                 "trusted once in the codex TUI (`codex exec` runs no hook unless "
-                 "--dangerously-bypass-hook-trust)")
+    from pegasus.connect import AGENTS, Places, check
+
+    places = Places.from_environment({**os.environ, "HOME": str(home),
+                                      "CODEX_HOME": str(codex_home)})
+    for agent in AGENTS.values():
+        yield check(agent, places)
 
 
 def _guarded(part: str, run: Callable[[], Check]) -> Check:
@@ -188,33 +185,3 @@ def _serve(url: str) -> Check:
         wrong = {k: v for k, v in body.items() if k not in ("status", "extraction") and v != "ok"}
         return problem("pegasus serve", f"{url} is not ready: {json.dumps(wrong)}")
     return ok("pegasus serve", f"{url} is ready; extraction {body.get('extraction', '?')}")
-
-
-def _hooks(part: str, path: Path, more: str = "") -> Check:
-    """The file's pegasus-hook commands: every event there, and the program they name found."""
-    if not path.is_file():
-        return skipped(part, f"none in {path} (not needed with the proxy)")
-    try:
-        config = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        return problem(part, f"{path} is not JSON ({_one_line(exc)}): fix it")
-    commands = {event: [h.get("command", "") for group in (config.get("hooks") or {}).get(event, [])
-                        for h in group.get("hooks", []) if "pegasus-hook" in h.get("command", "")]
-                for event in HOOK_EVENTS}
-    if not any(commands.values()):
-        return skipped(part, f"none in {path} (not needed with the proxy)")
-    missing = [event for event, found in commands.items() if not found]
-    if missing:
-        return problem(part, f"{path} has no pegasus-hook for {', '.join(missing)}: add it as "
-                       "README shows")
-    program = shlex.split(next(c for found in commands.values() for c in found))[0]
-    found = shutil.which(program, path=os.environ.get("PATH"))
-    if found is None:
-        # ./run's venv is not on PATH: the hook is still beside this interpreter (README)
-        here = shutil.which("pegasus-hook", path=os.pathsep.join(
-            [os.environ.get("PATH", ""), str(Path(sys.executable).parent)]))
-        todo = (f"use its full path {here} in the commands, or put {Path(here).parent} on PATH"
-                if here else "install Pegasus where the CLI runs, or give the hook's full path")
-        return problem(part, f"{path} runs {program!r}, which is not on PATH: {todo}")
-    suffix = f"; {more}" if more else ""
-    return ok(part, f"{path}: {', '.join(HOOK_EVENTS)} run {found}{suffix}")

@@ -124,3 +124,7 @@ class InvalidInstantError(InvalidBatchError):
 def http_status(exc: PegasusError) -> tuple[int, str]:
     """The HTTP status and kind an error answers with, wherever it is shown."""
     return exc.status, exc.kind
+
+
+class InvalidHistoryError(InvalidBatchError):
+    """A chat history export (ChatGPT's, Claude's) that is not one; nothing was written."""

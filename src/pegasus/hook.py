@@ -14,6 +14,14 @@ serves both:
 - `SessionEnd`: the conversation is closed (POST /v1/conversations/{id}/close): the server
   extracts it in the background and retries when that fails.
 
+Gemini CLI (`BeforeAgent`, `AfterAgent` with `prompt_response`, `SessionEnd`), Qwen Code (Claude
+Code's names and shapes) and GitHub Copilot CLI (`userPromptTransformed`, answered with
+`modifiedTransformedPrompt`; `agentStop`, whose reply is read from its transcript; `sessionEnd`)
+are the same three moments under other names: `canonical` maps them.
+
+The server's URL and the key come from PEGASUS_URL / PEGASUS_API_KEY, else from the client file
+`pegasus connect` writes ($XDG_CONFIG_HOME/pegasus/client.json, readable by its owner only).
+
 The conversation id is the CLI's `session_id` (after a close, the server continues it as
 `<id>.2`, and the spool remembers which). The hook talks to `pegasus serve` over HTTP with the
 user's key rather than opening the graph itself: the server keeps the embedding model loaded
@@ -57,6 +65,13 @@ except ImportError:  # Windows: hooks of one session run one after another anywa
     fcntl = None  # type: ignore[assignment]
 
 EVENTS = ("UserPromptSubmit", "Stop", "SessionEnd", "SessionStart")
+# Other CLIs' names for the same moments (the hook is named by event on its command line):
+# Gemini CLI's BeforeAgent/AfterAgent; Copilot CLI's camelCase events, where the prompt can be
+# extended only after its transformation (`userPromptTransformed`: the output of
+# `userPromptSubmitted` command hooks is dropped) and a turn's end names only its transcript.
+SAME_AS = {"BeforeAgent": "UserPromptSubmit", "AfterAgent": "Stop",
+           "userPromptTransformed": "UserPromptSubmit", "agentStop": "Stop",
+           "sessionEnd": "SessionEnd", "sessionStart": "SessionStart"}
 # How the person hears of a notice when the CLI shows no hook message (headless): the model
 # says it, once, in its reply.
 NOTICE_FOR_MODEL = ("Notice from the user's memory tool (Pegasus), for the user: {}. Tell the "
@@ -67,6 +82,22 @@ KEPT_REFUSED = 100  # items set aside, newest last, for the person to look at
 NOT_ABOUT_THE_ITEM = {401, 403, 408, 429}
 # A spool file is never opened through a symbolic link someone planted where it goes.
 NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+def client_path() -> Path:
+    """Where `pegasus connect` keeps the server's URL and the key for every connected CLI."""
+    config = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(config) / "pegasus" / "client.json"
+
+
+def client_settings() -> dict[str, str]:
+    """`url` and `key` from the client file (the environment wins over it); {} without one."""
+    try:
+        data = json.loads(client_path().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {k: v for k, v in data.items() if k in ("url", "key") and isinstance(v, str)} \
+        if isinstance(data, dict) else {}
 
 
 def spool_path() -> Path:
@@ -205,6 +236,46 @@ def extraction_notice(extraction: str | None) -> str | None:
             f"{extraction.removeprefix('off:').strip()}")
 
 
+def last_assistant_message(transcript: object) -> str | None:
+    """The last assistant message of the last turn in a Copilot CLI transcript (JSON Lines of
+    events: `{"type": "user.message", …}`, then `{"type": "assistant.message", "data":
+    {"content": …}}`, …); None when the turn has none."""
+    if not isinstance(transcript, str) or not transcript:
+        return None
+    found = None
+    try:
+        with open(transcript, encoding="utf-8") as lines:
+            for line in lines:
+                try:
+                    event = json.loads(line)
+                except ValueError:
+                    continue
+                data = event.get("data") if isinstance(event, dict) else None
+                if event.get("type") == "user.message":  # a new turn: only its reply counts
+                    found = None
+                elif (event.get("type") == "assistant.message" and isinstance(data, dict)
+                        and isinstance(data.get("content"), str) and data["content"].strip()):
+                    found = data["content"]
+    except OSError:
+        return None
+    return found
+
+
+def canonical(event: str, payload: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The event and payload in Claude Code's terms (`session_id`, `prompt`,
+    `last_assistant_message`), whichever CLI sent them."""
+    if event not in SAME_AS:
+        return event, payload
+    session = payload.get("session_id", payload.get("sessionId"))
+    same = {**payload, "session_id": session}
+    if event == "AfterAgent":
+        same["last_assistant_message"] = payload.get("prompt_response")
+    elif event == "agentStop":
+        same["last_assistant_message"] = last_assistant_message(
+            payload.get("transcriptPath", payload.get("transcript_path")))
+    return SAME_AS[event], same
+
+
 def item_for(event: str, payload: dict[str, Any]) -> dict[str, Any] | None:
     """What the event asks to send (a turn, a close), or None."""
     session = payload.get("session_id")
@@ -290,9 +361,14 @@ def main(argv: list[str] | None = None) -> int:
         out: dict[str, Any] = {}
         context = [memory_note(block)] if block else []
         context += [NOTICE_FOR_MODEL.format(notice) for notice in notices[:1]]
-        if context:
-            out["hookSpecificOutput"] = {"hookEventName": "UserPromptSubmit",
-                                         "additionalContext": "\n\n".join(context)}
+        if context and event == "userPromptTransformed":
+            # Copilot CLI: the content the model receives, with the memory after it
+            transformed = payload.get("transformedPrompt") or payload.get("prompt") or ""
+            out["modifiedTransformedPrompt"] = "\n\n".join([transformed, *context])
+        elif context:
+            out["hookSpecificOutput"] = {
+                "hookEventName": "BeforeAgent" if event == "BeforeAgent" else "UserPromptSubmit",
+                "additionalContext": "\n\n".join(context)}
         if warnings or notices:
             out["systemMessage"] = f"[pegasus] {(warnings + notices)[0]}"
             print(out["systemMessage"], file=sys.stderr)
@@ -300,6 +376,8 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps(out))
         return 0
 
+    payload: dict[str, Any] = {}
+    event = args[0] if args else None
     try:
         payload = json.load(sys.stdin)
         if not isinstance(payload, dict):
@@ -308,25 +386,28 @@ def main(argv: list[str] | None = None) -> int:
         warnings.append(f"the hook's input is not the JSON a CLI sends ({exc}); nothing "
                         "recorded")
         return answer()
-    event = args[0] if args else payload.get("hook_event_name")
-    if event not in EVENTS:
-        warnings.append(f"unknown hook event {event!r} (one of {', '.join(EVENTS)}); nothing "
-                        "recorded")
+    event = event or payload.get("hook_event_name")
+    if event not in EVENTS and event not in SAME_AS:
+        warnings.append(f"unknown hook event {event!r} (one of "
+                        f"{', '.join([*EVENTS, *SAME_AS])}); nothing recorded")
         return answer()
-    key = os.environ.get("PEGASUS_API_KEY")
+    client = client_settings()
+    key = os.environ.get("PEGASUS_API_KEY") or client.get("key")
     if not key:
-        warnings.append("PEGASUS_API_KEY is not set: set it to your key for pegasus serve; "
-                        "nothing recorded")
+        warnings.append("PEGASUS_API_KEY is not set: set it to your key for pegasus serve "
+                        "(or run `pegasus connect`); nothing recorded")
         return answer()
     try:
         timeout_s = float(os.environ.get("PEGASUS_HOOK_TIMEOUT_S", "5"))
     except ValueError:
         timeout_s = 5.0
-    if event == "SessionEnd":
+    same, same_payload = canonical(event, payload)
+    if same == "SessionEnd":
         timeout_s = min(timeout_s, 2.0)
-    server = Server(os.environ.get("PEGASUS_URL", "http://127.0.0.1:8080"), key, timeout_s)
+    server = Server(os.environ.get("PEGASUS_URL") or client.get("url")
+                    or "http://127.0.0.1:8080", key, timeout_s)
     try:
-        return answer(run(event, payload, server, spool_path(), warnings.append,
+        return answer(run(same, same_payload, server, spool_path(), warnings.append,
                           notices.append))
     except Exception as exc:  # a hook never breaks the prompt: say what went wrong, go on
         warnings.append(f"{type(exc).__name__}: {exc}")

@@ -49,7 +49,7 @@ def test_doctor_on_a_healthy_and_a_broken_set_up(neo4j_env, settings, user_id, t
                "PEGASUS_API_KEYS": json.dumps({"key-doctor-0001": user_id}),
                "PEGASUS_UPSTREAM_BASE_URL": upstream + "/v1", "PEGASUS_LLM_MODEL": "gpt-4o-mini",
                "PEGASUS_HOME": str(tmp_path / "pegasus-home"), "HOME": str(home),
-               "CODEX_HOME": str(home / "codex"),
+               "CODEX_HOME": str(home / "codex"), "PEGASUS_API_KEY": "key-doctor-0001",
                "PATH": os.pathsep.join([os.path.dirname(sys.executable), os.environ["PATH"]])}
         with pegasus_serve(env, tmp_path / "serve.log") as url:
             env["PEGASUS_URL"] = url
@@ -60,7 +60,9 @@ def test_doctor_on_a_healthy_and_a_broken_set_up(neo4j_env, settings, user_id, t
             assert {part: mark for part, (mark, _) in table.items()} == {
                 "Neo4j": "ok", "schema": "ok", "embedding model": "ok", "LLM (extraction)": "ok",
                 "upstream (OpenAI API)": "ok", "upstream (Anthropic API)": "–",
-                "pegasus serve": "ok", "Claude Code hooks": "ok", "Codex hooks": "ok"}
+                "pegasus serve": "ok", "Claude Code hooks": "ok", "Codex hooks": "ok",
+                "Opencode plugin": "–", "Gemini CLI hooks": "–", "Copilot CLI hooks": "–",
+                "Qwen Code hooks": "–"}
             assert table["LLM (extraction)"][1].startswith(
                 f"on: gpt-4o-mini via {upstream}/v1 (the proxy's upstream)")
             assert stub.extractions == [] and len(stub.received) == 1  # one real call

@@ -201,3 +201,79 @@ def test_a_mistake_is_one_warning_and_never_blocks_the_prompt(server, tmp_path, 
     assert answer.returncode == 0
     assert says in json.loads(answer.stdout)["systemMessage"]
     assert len(answer.stderr.strip().splitlines()) == 1
+
+
+def test_gemini_cli_events_recall_record_and_close(server, user_id, tmp_path):
+    """Gemini CLI's BeforeAgent is answered as Gemini reads it (hookSpecificOutput with
+    additionalContext, under its own event name); AfterAgent's prompt_response is the reply."""
+    url, memory = server
+    remember_samples(memory, user_id)
+    spool = tmp_path / "spool.json"
+    base = {"session_id": "g1", "cwd": "/tmp", "transcript_path": "/tmp/g.jsonl",
+            "timestamp": "2026-12-07T01:19:28.161Z"}
+    fired = run_hook("BeforeAgent", {**base, "hook_event_name": "BeforeAgent",
+                                     "prompt": RECALLS}, url, spool)
+    assert fired.returncode == 0 and fired.stderr == ""
+    context = json.loads(fired.stdout)["hookSpecificOutput"]
+    assert context["hookEventName"] == "BeforeAgent"
+    assert context["additionalContext"].startswith(MEMORY_PREAMBLE + "\n\n[MEMORY]")
+    assert "My boss Sarah moved the deadline again" in context["additionalContext"]
+    after = run_hook("AfterAgent", {**base, "hook_event_name": "AfterAgent", "prompt": RECALLS,
+                                    "prompt_response": "Tell her after.",
+                                    "stop_hook_active": False}, url, spool)
+    assert after.returncode == 0 and after.stdout == ""
+    assert recorded(memory, user_id, "g1") == [
+        {"role": "user", "content": RECALLS}, {"role": "assistant", "content": "Tell her after."}]
+    ended = run_hook("SessionEnd", {**base, "hook_event_name": "SessionEnd", "reason": "exit"},
+                     url, spool)
+    assert ended.returncode == 0 and ended.stdout == ""
+    assert memory.conversation_state(user_id, "g1")["status"] in ("closing", "closed")
+
+
+def test_copilot_cli_events_recall_record_and_close(server, user_id, tmp_path):
+    """Copilot CLI's camelCase events: the memory goes after the transformed prompt
+    (`modifiedTransformedPrompt`, the only answer its command hooks can give before the model),
+    the reply is read from the transcript, sessionEnd closes."""
+    url, memory = server
+    remember_samples(memory, user_id)
+    spool = tmp_path / "spool.json"
+    transformed = f"<current_datetime>2026-12-07T01:18:02</current_datetime>\n\n{RECALLS}"
+    fired = run_hook("userPromptTransformed", {
+        "sessionId": "c1", "timestamp": 1796606282030, "cwd": "/tmp", "prompt": RECALLS,
+        "transformedPrompt": transformed}, url, spool)
+    assert fired.returncode == 0 and fired.stderr == ""
+    answer = json.loads(fired.stdout)
+    assert set(answer) == {"modifiedTransformedPrompt"}
+    assert answer["modifiedTransformedPrompt"].startswith(
+        transformed + "\n\n" + MEMORY_PREAMBLE + "\n\n[MEMORY]")
+    assert "My boss Sarah moved the deadline again" in answer["modifiedTransformedPrompt"]
+    transcript = tmp_path / "events.jsonl"
+    transcript.write_text("\n".join(json.dumps(e) for e in [
+        {"type": "user.message", "data": {"content": RECALLS}},
+        {"type": "assistant.message", "data": {"content": "Tell her after."}}]) + "\n")
+    stopped = run_hook("agentStop", {"sessionId": "c1", "timestamp": 1796606282584,
+                                     "transcriptPath": str(transcript),
+                                     "stopReason": "end_turn", "stop_hook_active": False},
+                       url, spool)
+    assert stopped.returncode == 0 and stopped.stdout == ""
+    assert recorded(memory, user_id, "c1") == [
+        {"role": "user", "content": RECALLS}, {"role": "assistant", "content": "Tell her after."}]
+    ended = run_hook("sessionEnd", {"sessionId": "c1", "reason": "complete"}, url, spool)
+    assert ended.returncode == 0 and ended.stdout == ""
+    assert memory.conversation_state(user_id, "c1")["status"] in ("closing", "closed")
+
+
+def test_with_no_key_in_the_environment_the_hook_uses_what_connect_wrote(server, user_id,
+                                                                          tmp_path):
+    """`pegasus connect` keeps the URL and key in $XDG_CONFIG_HOME/pegasus/client.json: a CLI
+    that passes no PEGASUS_* variable to its hooks still reaches the server."""
+    url, memory = server
+    (tmp_path / "pegasus").mkdir()
+    (tmp_path / "pegasus" / "client.json").write_text(json.dumps({"url": url, "key": KEY}))
+    env = {"PATH": os.environ["PATH"], "XDG_CONFIG_HOME": str(tmp_path),
+           "PEGASUS_HOOK_SPOOL": str(tmp_path / "spool.json"), "PEGASUS_HOOK_TIMEOUT_S": "50",
+           "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])}
+    ran = subprocess.run([str(HOOK), "UserPromptSubmit"], input=json.dumps(prompt("k1", "hi")),
+                         env=env, capture_output=True, text=True, timeout=60)
+    assert ran.returncode == 0 and ran.stderr == "", ran.stderr
+    assert recorded(memory, user_id, "k1") == [{"role": "user", "content": "hi"}]

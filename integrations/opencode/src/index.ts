@@ -2,11 +2,13 @@
  * Pegasus for Opencode: the plugin module. Opencode calls every function this module exports
  * as a plugin, so it exports the plugin alone (the hooks live in ./hooks.ts).
  *
- * Configure with PEGASUS_URL (default http://127.0.0.1:8080), PEGASUS_API_KEY,
+ * Configure with PEGASUS_URL (default http://127.0.0.1:8080), PEGASUS_API_KEY (else the URL
+ * and key `pegasus connect opencode` wrote in $XDG_CONFIG_HOME/pegasus/client.json),
  * PEGASUS_IDLE_CLOSE_MS (default 10 minutes) and PEGASUS_SPOOL (default
  * $XDG_STATE_HOME/opencode-pegasus/spool.json).
  */
 
+import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 
@@ -19,10 +21,25 @@ function defaultSpool(): string {
   return join(state, "opencode-pegasus", "spool.json");
 }
 
+/** `url` and `key` from the client file `pegasus connect` writes; {} without one. */
+function clientSettings(): { url?: string; key?: string } {
+  const config = process.env.XDG_CONFIG_HOME || join(homedir(), ".config");
+  try {
+    const data = JSON.parse(readFileSync(join(config, "pegasus", "client.json"), "utf8"));
+    return {
+      url: typeof data?.url === "string" ? data.url : undefined,
+      key: typeof data?.key === "string" ? data.key : undefined,
+    };
+  } catch {
+    return {};
+  }
+}
+
 /** The plugin Opencode loads: configured from PEGASUS_URL, PEGASUS_API_KEY, … */
 const PegasusPlugin: Plugin = async () => {
-  const baseUrl = process.env.PEGASUS_URL ?? "http://127.0.0.1:8080";
-  const apiKey = process.env.PEGASUS_API_KEY;
+  const client = clientSettings();
+  const baseUrl = process.env.PEGASUS_URL || client.url || "http://127.0.0.1:8080";
+  const apiKey = process.env.PEGASUS_API_KEY || client.key;
   if (!apiKey) {
     console.warn("[pegasus] PEGASUS_API_KEY is not set: memory is off for this session");
     return {};

@@ -25,7 +25,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from pegasus.serve.http import Unauthorized, error, key_user
 
 # Routes (templates) whose body is an export file, streamed to disk as it arrives.
-UPLOADS = frozenset({"/v1/memory/import", "/import"})
+UPLOADS = frozenset({"/v1/memory/import", "/import", "/v1/memory/import-history",
+                     "/import-history"})
 
 
 class BodyTooLarge(HTTPException):

@@ -24,6 +24,8 @@ from pegasus.serve.http import (
     refuse_while_down,
     streamed_export,
 )
+from pegasus.transfer import history
+from pegasus.transfer.history import HistoryReport
 
 router = APIRouter()
 found = error_responses(400, 401, 404, 409, 422, 503)
@@ -194,6 +196,34 @@ async def import_memory(user: User, request: Request, replace: bool = False
         spool.flush()
         return await in_thread(request, memory_of(request).import_memory, user, spool.name,
                                replace, bounded=False)
+
+
+@router.post("/v1/memory/import-history", response_model=HistoryReport,
+             responses=error_responses(400, 401, 413, 422, 503), tags=["ownership"],
+             summary="Bring in past conversations: ChatGPT's or Claude's conversations.json "
+                     "(or the export's zip) as the request body",
+             openapi_extra={"requestBody": {"required": True, "content": {
+                 "application/json": {"schema": {"type": "array"}},
+                 "application/zip": {"schema": {"type": "string", "format": "binary"}}}}})
+async def import_history(user: User, request: Request, dry_run: bool = False
+                         ) -> HistoryReport:
+    """Each conversation recorded with its own dates (a second import of the file adds
+    nothing); the new ones are extracted in the background, oldest first. `dry_run`: the
+    estimate of model calls and tokens only."""
+    return await history_import(request, user, await request.body(), dry_run)
+
+
+async def history_import(request: Request, user: str, raw: bytes, dry_run: bool
+                         ) -> HistoryReport:
+    """The import both the API and the page run: checked whole, recorded, then the backlog
+    handed to the close worker (one extraction at a time, after the closes waiting)."""
+    memory = memory_of(request)
+    data = await in_thread(request, history.read, raw, bounded=False)
+    report = await in_thread(request, history.import_history, memory, user, data, dry_run,
+                             False, bounded=False)
+    if report.recorded and memory.extraction.on:
+        request.app.state.conversations.extract_backlog()
+    return report
 
 
 @router.delete("/v1/memory", response_model=ForgetReport, responses=found,

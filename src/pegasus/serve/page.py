@@ -40,6 +40,7 @@ from pegasus.page.picture import neighbourhood, timeline_rows
 from pegasus.page.words import count, for_page, forgotten, phrase, state_words
 from pegasus.recall.render import visible
 from pegasus.serve.http import in_thread, refuse_while_down, streamed_export
+from pegasus.serve.ownership_api import history_import
 from pegasus.serve.session import (
     COOKIE,
     Session,
@@ -611,3 +612,28 @@ async def import_memory(request: Request, session: Signed) -> Response:
     if done.replaced:
         said.append("What your memory held before was forgotten first.")
     return _result(request, session, "Imported", said)
+
+
+@router.post("/import-history")
+async def import_history(request: Request, session: Signed) -> Response:
+    """ChatGPT's or Claude's export, as POST /v1/memory/import-history takes it."""
+    refuse_while_down(request)
+    limit = request.app.state.memory.settings.max_upload_bytes
+    size = request.headers.get("content-length", "")
+    if not size.isdigit() or int(size) > limit:
+        raise InvalidInputError(f"an upload may be at most {limit // 2**20} MiB (and must say "
+                                "its size); nothing was imported")
+    form = await request.form(max_files=1, max_fields=3)
+    file, csrf = form.get("file"), form.get("csrf")
+    if not same_origin(request) or not isinstance(csrf, str) or not csrf_matches(session, csrf):
+        raise Refused
+    if not isinstance(file, StarletteUploadFile):
+        raise InvalidInputError("choose ChatGPT's or Claude's conversations.json (or the "
+                                "export's zip); nothing was imported")
+    done = await history_import(request, session.user, await file.read(),
+                                form.get("dry_run") in ("true", "on", "1"))
+    said = [f"Found {count(done.conversations, 'conversation')} with your words in the file: "
+            f"{done.recorded} new, {done.already} brought in before."]
+    if done.extraction:
+        said.append(done.extraction)
+    return _result(request, session, "Your past conversations", said)
