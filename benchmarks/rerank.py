@@ -37,6 +37,7 @@ class Ranking:
     rank_floor: float = 0.25
     max_memory_lines: int = 6
     budget_words: int = 300
+    rank_together: float = 0.0
 
 
 def shown_turns(recall: dict, ranking: Ranking) -> set[str]:
@@ -49,7 +50,7 @@ def shown_turns(recall: dict, ranking: Ranking) -> set[str]:
     ranked = score(found, Weights(ranking.rank_keywords, ranking.rank_meaning,
                                   ranking.rank_graph, ranking.rank_fusion, ranking.rrf_k,
                                   ranking.rank_when, ranking.rank_coverage,
-                                  tuple(recall["words"])))
+                                  tuple(recall["words"]), ranking.rank_together))
     quoted, relations = choose(ranked, ranking.budget_words, ranking.rank_floor,
                                set(recall["between"]), ranking.max_memory_lines)
     return {t for c in [*quoted, *relations] for t in turns[c.id + "\0" + c.snippet]}
