@@ -37,7 +37,7 @@ class Ranking:
     rank_floor: float = 0.25
     max_memory_lines: int = 6
     budget_words: int = 300
-    rank_together: float = 0.0
+    rank_together: float = 0.4
 
 
 def shown_turns(recall: dict, ranking: Ranking) -> set[str]:
