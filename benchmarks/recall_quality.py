@@ -63,6 +63,7 @@ from benchmarks.peers import Fact, Found, PeerCache
 from benchmarks.report import p95, timed, write_section
 from pegasus import Memory
 from pegasus.recall.engine import Explained
+from pegasus.recall.rank import Candidate
 from pegasus.synthetic import conversations
 from pegasus.text import fold, function_words, words
 
@@ -335,12 +336,14 @@ def evaluate(mem: Memory, conv: Conversation, at: datetime,
             turns_shown=len(shown["Pegasus"]), words_shown=words_shown,
             missing=[] if hit else sorted(evidence),
             why="" if hit else min(
-                (classify(explained[n][sp], evidence, partial_turns(index, sp),
+                (classify(explained[n][sp].ranked, evidence, partial_turns(index, sp),
                           quoted_by[sp], mem.settings.budget_words) for sp in conv.speakers),
                 key=MISS_CLASSES.index)))
         if dump is not None:
-            dump.append({sp: candidates_of(explained[n][sp], partial_turns(index, sp),
-                                           self_ids[sp], by_edge[sp]) for sp in conv.speakers})
+            dump.append({sp: {**candidates_of(explained[n][sp], partial_turns(index, sp),
+                                              self_ids[sp], by_edge[sp]),
+                              "quoted": sorted(quoted_by[sp] & evidence)}
+                         for sp in conv.speakers})
     return outcomes
 
 
@@ -361,10 +364,10 @@ MISS_CLASSES = [
 ]
 
 
-def classify(explained: Explained, evidence: set[str], turns_of: Callable[[str], set[str]],
+def classify(ranked: list[Candidate], evidence: set[str], turns_of: Callable[[str], set[str]],
              quoted: set[str], budget_words: int) -> str:
-    """The class (MISS_CLASSES) of one user's miss, from the ranked candidates of its recall."""
-    ranked = explained.ranked
+    """The class (MISS_CLASSES) of one user's miss, from the ranked candidates of its recall
+    (`Explained.ranked`) and the turns the user's memories quote."""
     at = next((i for i, c in enumerate(ranked) if turns_of(c.snippet) & evidence), None)
     if at is None:
         return "not a candidate" if quoted & evidence else "not extracted"

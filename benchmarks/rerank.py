@@ -18,6 +18,7 @@ import pickle
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
+from benchmarks.recall_quality import CATEGORIES, MISS_CLASSES, classify
 from pegasus.recall.rank import Candidate, Weights, choose, score
 
 CANDIDATE_FIELDS = {f.name for f in fields(Candidate)}
@@ -42,18 +43,45 @@ class Ranking:
 
 def shown_turns(recall: dict, ranking: Ranking) -> set[str]:
     """The turns one user's recall shows under `ranking`."""
-    found = [Candidate(**{k: v for k, v in c.items() if k in CANDIDATE_FIELDS})
-             for c in recall["candidates"]]
     # what the harness counts as shown: the quoted words, and the edge's own snippet
     turns = {c["id"] + "\0" + c["snippet"]: {*c["turns"], *c.get("edge_turns", ())}
              for c in recall["candidates"]}
-    ranked = score(found, Weights(ranking.rank_keywords, ranking.rank_meaning,
-                                  ranking.rank_graph, ranking.rank_fusion, ranking.rrf_k,
-                                  ranking.rank_when, ranking.rank_coverage,
-                                  tuple(recall["words"]), ranking.rank_together))
+    ranked = ranked_candidates(recall, ranking)
     quoted, relations = choose(ranked, ranking.budget_words, ranking.rank_floor,
                                set(recall["between"]), ranking.max_memory_lines)
     return {t for c in [*quoted, *relations] for t in turns[c.id + "\0" + c.snippet]}
+
+
+def ranked_candidates(recall: dict, ranking: Ranking) -> list[Candidate]:
+    found = [Candidate(**{k: v for k, v in c.items() if k in CANDIDATE_FIELDS})
+             for c in recall["candidates"]]
+    return score(found, Weights(ranking.rank_keywords, ranking.rank_meaning,
+                                ranking.rank_graph, ranking.rank_fusion, ranking.rrf_k,
+                                ranking.rank_when, ranking.rank_coverage,
+                                tuple(recall["words"]), ranking.rank_together))
+
+
+def why(dump: dict, ranking: Ranking) -> list[str]:
+    """Per question, "" for a hit, else its miss class (recall_quality.classify); a dump
+    without the turns each user's memories quote says "no candidate" for the two classes
+    that need them."""
+    out = []
+    for q, recall, hit in zip(dump["questions"], dump["recalls"], hits(dump, ranking),
+                              strict=True):
+        if hit:
+            out.append("")
+            continue
+        evidence = set(q["evidence"])
+        classes = []
+        for r in recall.values():
+            turns = {c["snippet"]: set(c["turns"]) for c in r["candidates"]}
+            got = classify(ranked_candidates(r, ranking), evidence,
+                           lambda snippet, turns=turns: turns.get(snippet, set()),
+                           set(r.get("quoted", evidence)), ranking.budget_words)
+            classes.append(got if "quoted" in r or got not in MISS_CLASSES[-2:]
+                           else "no candidate")
+        out.append(min(classes, key=lambda c: [*MISS_CLASSES, "no candidate"].index(c)))
+    return out
 
 
 def hits(dump: dict, ranking: Ranking) -> list[bool]:
@@ -87,7 +115,16 @@ def main() -> None:
         for d in dumps:
             got = hits(d, base)
             total += sum(got)
-            print(f"{d['conversation']}: {sum(got)}/{len(got)} = {sum(got) / len(got):.3f}")
+            by = {}
+            for q, hit in zip(d["questions"], got, strict=True):
+                by.setdefault(CATEGORIES[q["category"]], []).append(hit)
+            print(f"{d['conversation']}: {sum(got)}/{len(got)} = {sum(got) / len(got):.3f} ("
+                  + ", ".join(f"{c} {sum(h)}/{len(h)} = {sum(h) / len(h):.2f}"
+                              for c, h in sorted(by.items())) + ")")
+            classes = why(d, base)
+            print("  misses by why: " + ", ".join(
+                f"{c} {classes.count(c)}" for c in [*MISS_CLASSES, "no candidate"]
+                if c in classes))
         print(f"all: {total}/{sum(len(d['questions']) for d in dumps)}")
         return
     name, values = args.loo.split("=", 1)
