@@ -1,7 +1,8 @@
 """Retrieval quality on a LoCoMo conversation: does recall show the turn that answers a question?
 
     python -m benchmarks.recall_quality --data DIR [DIR ...] [--no-write] [--no-peers] [--misses]
-                                        [--peers-cache FILE]
+                                        [--peers-cache FILE] [--distractors DIR [DIR ...]]
+                                        [--synthetic EDGES] [--dump FILE]
 
 The data is a LoCoMo conversation kept outside this repository (its licence is
 non-commercial), in the layout qa.json, sessions/*.json, batches/: `--data DIR [DIR ...]`, or
@@ -22,6 +23,18 @@ Every other system is shown the words Pegasus showed for the same question, no m
 The peers need `pip install -e '.[peers]'`; `--no-peers` leaves them out. `--peers-cache FILE`
 keeps the peers' ranked results and timings per conversation in FILE: a later run with the same
 FILE takes them from it (cut at the words Pegasus shows then) instead of loading the peers.
+
+A memory many times larger: `--distractors DIR [DIR ...]` commits, into each user of the
+conversation under test and before its first session, every speaker's batches of those other
+conversations (other lives, each conversation moved back by whole weeks so that its last session
+ends a week before the first session under test: its sessions keep their weekdays, hours and
+gaps); `--synthetic EDGES` adds that many synthetic edges per user (src/pegasus/synthetic.py)
+before them. The same questions are asked; the peers are given the same memories.
+
+Every miss is classified (`classify`): why the evidence did not reach the model, from the
+ranked candidates `Memory.explain` returns. `--dump FILE` pickles every recall's ranked
+candidates (with the turns each quotes), so a ranking can be tried offline
+(benchmarks/rerank.py) without a server.
 """
 
 from __future__ import annotations
@@ -30,6 +43,8 @@ import argparse
 import contextlib
 import json
 import os
+import pickle
+import random
 import re
 import statistics
 import sys
@@ -47,6 +62,9 @@ from benchmarks._server import machine, memory
 from benchmarks.peers import Fact, Found, PeerCache
 from benchmarks.report import p95, timed, write_section
 from pegasus import Memory
+from pegasus.recall.engine import Explained
+from pegasus.recall.rank import Candidate
+from pegasus.synthetic import conversations
 from pegasus.text import fold, function_words, words
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
@@ -79,6 +97,7 @@ class Outcome:
     turns_shown: int
     words_shown: dict[str, int]
     missing: list[str] = field(default_factory=list)
+    why: str = ""  # a miss's class (MISS_CLASSES), "" for a hit
 
 
 def session_time(text: str) -> datetime:
@@ -114,8 +133,14 @@ def batches(conv: Conversation) -> Iterator[tuple[str, int, dict, Path]]:
             yield speaker, number, session, conv.batches / f"s{number:02d}_{speaker.lower()}.json"
 
 
-def commit_all(mem: Memory, conv: Conversation) -> dict[str, int]:
-    """Every session's batch for each speaker, in order; returns edges committed per user."""
+def commit_all(mem: Memory, conv: Conversation, distractors: list[Conversation] = (),
+               synthetic: int = 0) -> dict[str, int]:
+    """Every session's batch for each speaker, in order, after the distractors (`distract`);
+    returns the edges each user holds."""
+    before = {}
+    for speaker in conv.speakers:
+        distract(mem, user_of(conv, speaker), conv, distractors, synthetic)
+        before[speaker] = len(mem.edges(user_of(conv, speaker)))
     for speaker, number, session, path in batches(conv):
         if not path.exists():
             print(f"  no batch {path.name}: its questions count as misses", file=sys.stderr)
@@ -127,8 +152,48 @@ def commit_all(mem: Memory, conv: Conversation) -> dict[str, int]:
                        "content": t["text"]} for t in session["turns"]]
         mem.commit(user, f"{conv.name}-s{number:02d}", json.loads(path.read_text()), at=at,
                    transcript=transcript)
-    return {user_of(conv, sp): len(mem.edges(user_of(conv, sp))) for sp in conv.speakers}
+    counts = {user_of(conv, sp): len(mem.edges(user_of(conv, sp))) for sp in conv.speakers}
+    if distractors or synthetic:
+        print("  edges per user, own / with the distractors: " + ", ".join(
+            f"{sp} {counts[user_of(conv, sp)] - before[sp]} / {counts[user_of(conv, sp)]}"
+            for sp in conv.speakers), file=sys.stderr)
+    return counts
 
+
+
+def moved_back(conv: Conversation, before: datetime) -> timedelta:
+    """How far to move `conv` (whole weeks) so its last session ends a week before `before`."""
+    last = session_time(conv.sessions[-1]["date_time"])
+    weeks = -(-(last - before + timedelta(days=7)) // timedelta(days=7))  # rounded up
+    return timedelta(days=7 * weeks)
+
+
+def distract(mem: Memory, user: str, conv: Conversation, distractors: list[Conversation],
+             synthetic: int) -> None:
+    """Other lives committed into `user` before `conv`'s first session: `synthetic` edges
+    (a synthetic user's batches, a day apart), then every speaker's batches of each distractor
+    conversation in session order, with the session's transcript and a decay pass before each,
+    as the conversation's own are."""
+    first = session_time(conv.sessions[0]["date_time"])
+    if synthetic:
+        made = list(conversations(random.Random(user), edges=synthetic))
+        start = first - timedelta(days=7 * (len(distractors) * 40 + 8) + len(made))
+        for n, batch in enumerate(made):
+            at = start + timedelta(days=n)
+            mem.consolidate(at=at, user_id=user)
+            mem.commit(user, f"synthetic-{n}", batch, at=at)
+    for k, other in enumerate(distractors):
+        # each distractor conversation ends before the next begins, the last before `conv`
+        shift = moved_back(other, first - timedelta(days=7 * 40 * (len(distractors) - 1 - k)))
+        sessions = sorted(((session_time(s["date_time"]) - shift, sp, n, s, path)
+                           for sp, n, s, path in batches(other) if path.exists()),
+                          key=lambda row: (row[0], row[1]))
+        for at, speaker, number, session, path in sessions:
+            mem.consolidate(at=at, user_id=user)
+            transcript = [{"role": "user" if t["speaker"] == speaker else "assistant",
+                           "content": t["text"]} for t in session["turns"]]
+            mem.commit(user, f"{other.name}-{speaker.lower()}-s{number:02d}",
+                       json.loads(path.read_text()), at=at, transcript=transcript)
 
 def tokens(text: str) -> list[str]:
     stop = function_words()
@@ -216,13 +281,18 @@ class Timer:
 
 def evaluate(mem: Memory, conv: Conversation, at: datetime,
              peers: dict[str, Callable[[str, str], list[Found]]] | None = None,
-             timer: Timer | None = None) -> list[Outcome]:
+             timer: Timer | None = None, dump: list | None = None) -> list[Outcome]:
     """Each question against both users: Pegasus, then every other system at its words."""
     peers = peers or {}
     timer = timer or Timer()
     index = TurnIndex(conv, mem.embedder.embed)
     by_edge = {sp: {e.id: e.snippet for e in mem.edges(user_of(conv, sp))}
                for sp in conv.speakers}
+    # the turns some memory of each user quotes (a miss outside them no ranking can mend)
+    quoted_by = {sp: {t for snippet in set(by_edge[sp].values())
+                      for t in index.turns_of(sp, snippet)} for sp in conv.speakers}
+    self_ids = {sp: mem.recall_engine.partition(user_of(conv, sp)).self_id
+                for sp in conv.speakers}
     # One untimed search per system and user first: the timings are of warm systems.
     for speaker in conv.speakers:
         mem.recall(user_of(conv, speaker), conv.questions[0]["question"], at=at)
@@ -231,8 +301,9 @@ def evaluate(mem: Memory, conv: Conversation, at: datetime,
     # Pegasus answers every question first, then each peer in turn: a system's latency is
     # its own, not also the caches and heaps the other systems' searches disturbed between
     # two of its own (decisions.md, "Each system timed in its own pass").
-    recalls = [{speaker: timer("Pegasus", mem.recall, user_of(conv, speaker), q["question"],
-                               None, at) for speaker in conv.speakers} for q in conv.questions]
+    explained = [{speaker: timer("Pegasus", mem.explain, user_of(conv, speaker), q["question"],
+                                 at) for speaker in conv.speakers} for q in conv.questions]
+    recalls = [{speaker: e.recall for speaker, e in row.items()} for row in explained]
     found_by: dict[str, list[dict[str, list[Found]]]] = {
         name: [{speaker: timer(name, search, user_of(conv, speaker), q["question"])
                 for speaker in conv.speakers} for q in conv.questions]
@@ -258,12 +329,79 @@ def evaluate(mem: Memory, conv: Conversation, at: datetime,
             order = timer(name, rank, q["question"])
             keep = within([index.turns[i].text for i in order], budget)
             shown[name] = {index.turns[i].dia_id for i in order[:keep]}
+        hit = bool(shown["Pegasus"] & evidence)
         outcomes.append(Outcome(
             category=CATEGORIES[q["category"]],
             hits={name: bool(turns & evidence) for name, turns in shown.items()},
             turns_shown=len(shown["Pegasus"]), words_shown=words_shown,
-            missing=[] if shown["Pegasus"] & evidence else sorted(evidence)))
+            missing=[] if hit else sorted(evidence),
+            why="" if hit else min(
+                (classify(explained[n][sp].ranked, evidence, partial_turns(index, sp),
+                          quoted_by[sp], mem.settings.budget_words) for sp in conv.speakers),
+                key=MISS_CLASSES.index)))
+        if dump is not None:
+            dump.append({sp: {**candidates_of(explained[n][sp], partial_turns(index, sp),
+                                              self_ids[sp], by_edge[sp]),
+                              "quoted": sorted(quoted_by[sp] & evidence)}
+                         for sp in conv.speakers})
     return outcomes
+
+
+def partial_turns(index: TurnIndex, speaker: str) -> Callable[[str], set[str]]:
+    return lambda snippet: index.turns_of(speaker, snippet)
+
+
+# Why a question's evidence did not reach the model, nearest to a hit first: the class of the
+# user (of the two) whose evidence came nearest.
+MISS_CLASSES = [
+    "displaced",        # an evidence candidate would fit, were the lines above it that repeat
+                        # a turn already shown (duplicates) or quote no turn of this
+                        # conversation (a neighbour's, another life's, memory) left out
+    "below budget",     # ranked, keyword-matched, outranked by other turns' memories
+    "words miss",       # ranked, but the question shares no word with the memory's snippet
+    "not a candidate",  # a memory quotes the evidence, the walk never reached it
+    "not extracted",    # no memory of either user quotes the evidence
+]
+
+
+def classify(ranked: list[Candidate], evidence: set[str], turns_of: Callable[[str], set[str]],
+             quoted: set[str], budget_words: int) -> str:
+    """The class (MISS_CLASSES) of one user's miss, from the ranked candidates of its recall
+    (`Explained.ranked`) and the turns the user's memories quote."""
+    at = next((i for i, c in enumerate(ranked) if turns_of(c.snippet) & evidence), None)
+    if at is None:
+        return "not a candidate" if quoted & evidence else "not extracted"
+    seen: set[str] = set()
+    used = 1
+    for c in ranked[:at]:
+        turns = turns_of(c.snippet)
+        if turns and not turns <= seen:
+            used += len(c.line.split())
+        seen |= turns
+    if used + len(ranked[at].line.split()) <= budget_words:
+        return "displaced"
+    return "below budget" if ranked[at].text_score > 0 else "words miss"
+
+
+def candidates_of(explained: Explained, turns_of: Callable[[str], set[str]],
+                  self_id: str | None, snippets_by_edge: dict[str, str]) -> dict:
+    """One recall's ranked candidates as plain values, for offline ranking (benchmarks/rerank):
+    with the edges between fired nodes, which may be [MEMORY] lines, as the engine finds them,
+    and the turns of each edge's own snippet (`shown_snippets` counts them when it is shown)."""
+    shown = set(explained.recall.edge_ids)
+    ends = {n.id for n in explained.fired} | ({self_id} if self_id else set())
+    return {
+        "words": explained.words,
+        "shown": [c["id"] for c in explained.shown],
+        "between": [c.id for c in explained.ranked if c.source_id in ends and c.target_id in ends
+                    and (c.source_id != self_id or c.target_id != self_id)],
+        "candidates": [{**{k: getattr(c, k) for k in (
+            "id", "source_id", "source", "label", "target_id", "target", "snippet", "said_at",
+            "until", "since", "text_score", "dense", "graph", "when", "score")},
+            "turns": sorted(turns_of(c.snippet)), "shown": c.id in shown,
+            "edge_turns": sorted(turns_of(snippets_by_edge.get(c.id, "")))}
+            for c in explained.ranked],
+    }
 
 
 def table(outcomes: list[Outcome], timer: Timer | None = None) -> list[str]:
@@ -290,7 +428,8 @@ def table(outcomes: list[Outcome], timer: Timer | None = None) -> list[str]:
     return rows
 
 
-def run(conv: Conversation, with_peers: bool, cache_file: Path | None = None
+def run(conv: Conversation, with_peers: bool, cache_file: Path | None = None,
+        distractors: list[Conversation] = (), synthetic: int = 0, dump: Path | None = None
         ) -> tuple[list[Outcome], list[str]]:
     """One conversation on its own throwaway server (Lucene's BM25 statistics are the whole
     index's, so another conversation beside it would change the ranking): outcomes and lines."""
@@ -299,7 +438,7 @@ def run(conv: Conversation, with_peers: bool, cache_file: Path | None = None
     cached = cache is not None and cache.entry is not None
     with memory() as mem, contextlib.ExitStack() as stack:
         began = time.monotonic()
-        counts = commit_all(mem, conv)
+        counts = commit_all(mem, conv, distractors, synthetic)
         load_s = time.monotonic() - began
         peers = {}
         if cached:
@@ -315,13 +454,22 @@ def run(conv: Conversation, with_peers: bool, cache_file: Path | None = None
                 peers = cache.recording(peers)
         at = session_time(conv.sessions[-1]["date_time"]) + timedelta(days=1)
         began = time.monotonic()
-        outcomes = evaluate(mem, conv, at, peers, timer)
+        dumped: list | None = [] if dump is not None else None
+        outcomes = evaluate(mem, conv, at, peers, timer, dumped)
         recall_s = time.monotonic() - began
+    if dump is not None:
+        with dump.open("wb") as out:
+            pickle.dump({"conversation": conv.name, "questions": conv.questions,
+                         "speakers": conv.speakers, "recalls": dumped,
+                         "budget_words": mem.settings.budget_words,
+                         "floor": mem.settings.rank_floor,
+                         "max_memory_lines": mem.settings.max_memory_lines}, out)
     if cached:
         timer.ms.update(cache.timings())
     elif cache is not None:
         cache.save(timer.ms)
     per_user = [w for o in outcomes for w in o.words_shown.values()]
+    why = {c: sum(o.why == c for o in outcomes) for c in MISS_CLASSES}
     lines = table(outcomes, timer) + [
         "",
         f"{len(outcomes)} questions (categories 1-4) of `{conv.name}`, {len(conv.turns)} turns in "
@@ -334,7 +482,14 @@ def run(conv: Conversation, with_peers: bool, cache_file: Path | None = None
         f"Load {load_s:.0f} s; {len(outcomes)} questions against every system in "
         f"{recall_s:.1f} s" + (" (the peers' results and timings from the cache)." if cached
                                else "."),
+        "Pegasus's misses by why: " + ", ".join(f"{c} {n}" for c, n in why.items()) + ".",
     ]
+    if distractors or synthetic:
+        lines.append(
+            "Distractors committed into each user before its first session: "
+            + ", ".join(f"`{d.name}` (both speakers)" for d in distractors)
+            + (f"{', ' if distractors else ''}{synthetic} synthetic edges" if synthetic else "")
+            + ".")
     return outcomes, lines
 
 
@@ -351,28 +506,47 @@ def main() -> None:
     parser.add_argument("--misses", action="store_true", help="list the questions missed")
     parser.add_argument("--peers-cache", type=Path,
                         help="keep the peers' results here; take them from here when present")
+    parser.add_argument("--distractors", type=Path, nargs="+", default=[],
+                        help="other conversations' folders whose batches (every speaker's) are "
+                             "committed into each user first")
+    parser.add_argument("--synthetic", type=int, default=0, metavar="EDGES",
+                        help="synthetic edges committed into each user first")
+    parser.add_argument("--dump", type=Path, metavar="DIR",
+                        help="pickle every recall's ranked candidates to DIR/<conversation>.pkl")
     args = parser.parse_args()
     if not args.data:
         parser.error("no LoCoMo conversation: pass --data DIR [DIR ...] or set "
                      "PEGASUS_LOCOMO_DIR (the set is not part of this repository, CC BY-NC 4.0)")
     convs = [load_conversation(d) for d in args.data]
+    others = [load_conversation(d) for d in args.distractors]
     if not args.no_peers:
         from benchmarks.peers import check_installed
 
         check_installed()
+    if args.dump:
+        args.dump.mkdir(parents=True, exist_ok=True)
     for conv in convs:
-        outcomes, lines = run(conv, not args.no_peers, args.peers_cache)
-        print(f"== {conv.name}\n" + "\n".join(lines))
+        distractors = [d for d in others if d.name != conv.name]
+        size = ""
+        if distractors or args.synthetic:
+            size = f", {len(distractors)} conversations" + (
+                f" and {args.synthetic} synthetic edges" if args.synthetic else "") + " before"
+        outcomes, lines = run(conv, not args.no_peers, args.peers_cache, distractors,
+                              args.synthetic,
+                              args.dump / f"{conv.name}{size and f'-x{len(distractors)}'}.pkl"
+                              if args.dump else None)
+        print(f"== {conv.name}{size}\n" + "\n".join(lines))
         if args.misses:
             for q, o in zip(conv.questions, outcomes, strict=True):
                 if not o.hits["Pegasus"]:
-                    others = ", ".join(name for name, hit in o.hits.items() if hit) or "none"
-                    print(f"MISS [{o.category}] {q['question']} -> {o.missing} "
-                          f"(found by: {others})")
+                    found = ", ".join(name for name, hit in o.hits.items() if hit) or "none"
+                    print(f"MISS [{o.category}] [{o.why}] {q['question']} -> {o.missing} "
+                          f"(found by: {found})")
         if not args.no_write:
-            write_section(f"Recall quality (LoCoMo dev set, {conv.name})",
-                          "python -m benchmarks.recall_quality --data DIR [DIR ...]", machine(),
-                          lines)
+            write_section(f"Recall quality (LoCoMo dev set, {conv.name}{size})",
+                          "python -m benchmarks.recall_quality --data DIR [DIR ...]"
+                          + (" --distractors DIR [DIR ...]" if distractors else "")
+                          + (" --synthetic EDGES" if args.synthetic else ""), machine(), lines)
 
 if __name__ == "__main__":
     main()

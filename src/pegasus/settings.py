@@ -195,6 +195,11 @@ class Settings(BaseSettings):
     # snippet holds) ** rank_coverage: one common word of a question ("time") no longer makes a
     # snippet its best keyword match. 0 turns it off (decisions.md, "Keywords, counted").
     rank_coverage: float = Field(default=1.0, ge=0.0)
+    # Added to each memory: this times the best score of the other memories said at the same
+    # moment (one conversation's commit), so the turn beside the best match comes with it
+    # (decisions.md, "Memories said together": chosen leave-one-conversation-out on the five dev
+    # conversations, the same value on every fold). 0 ranks each memory alone.
+    rank_together: float = Field(default=0.4, ge=0.0)
     # How the three signals combine (design §7.8): "weighted" adds the weights times the values
     # scaled to the best; "rrf" adds weight / (rrf_k + rank) per signal (measured no better on
     # the dev set, decisions.md "Rank fusion": kept to measure other conversations with).

@@ -260,3 +260,31 @@ def test_a_snippet_sharing_one_common_word_of_the_question_is_no_keyword_match_o
     assert [c.id for c in score([day_at_a_time, honeymoon], counted)] == ["moon", "time"]
     # no words asked: nothing is counted
     assert word_share((), "anything") == 1.0
+
+
+def test_a_memory_said_beside_the_best_match_rises_with_it():
+    """"How does Jon feel about the opening night?" is answered by "I'm excited!", said in the
+    session whose "The official opening night is tomorrow" matches the question: rank_together
+    adds, times its weight, the best score of the other memories said at the same moment."""
+    session = _utc(2023, 6, 16, 15)
+    night = cand("night", "The official opening night is tomorrow.", text=4.0, dense=0.5,
+                 said=session)
+    excited = cand("excited", "I'm excited! I'm feeling good.", dense=0.15, said=session)
+    other = cand("other", "Opening a shop takes time.", text=1.0, dense=0.1,
+                 said=_utc(2023, 3, 1, 15))
+    plain = score([night, excited, other], Weights(0.45, 0.35, 0.20))
+    assert [c.id for c in plain] == ["night", "other", "excited"]
+    together = score([night, excited, other], Weights(0.45, 0.35, 0.20, together=0.2))
+    assert [c.id for c in together] == ["night", "excited", "other"]
+    by_id = {c.id: c.score for c in together}
+    best = 0.45 + 0.35 * 0.5
+    # each is lifted by the best *other* memory of its moment; one alone in its moment is not
+    assert by_id["excited"] == round(0.35 * 0.15 + 0.2 * best, 6)
+    assert by_id["night"] == round(best + 0.2 * 0.35 * 0.15, 6)
+    assert by_id["other"] == round(0.45 * 0.25 + 0.35 * 0.1, 6)
+
+
+def test_memories_without_a_moment_are_not_lifted_together():
+    undated = [cand("a", "one", dense=0.5, said=None), cand("b", "two", dense=0.1, said=None)]
+    ranked = score(undated, Weights(0.45, 0.35, 0.20, together=0.5))
+    assert [(c.id, c.score) for c in ranked] == [("a", 0.175), ("b", 0.035)]

@@ -466,7 +466,8 @@ class RecallEngine:
         graph_scores(found, {n.id: n.score for n in reached}, self_id, seeds.labels)
         ranked = score([*found, *pending],
                        Weights(s.rank_keywords, s.rank_meaning, s.rank_graph, s.rank_fusion,
-                               s.rrf_k, s.rank_when, s.rank_coverage, tuple(words)))
+                               s.rrf_k, s.rank_when, s.rank_coverage, tuple(words),
+                               s.rank_together))
         ends = {n.id for n in fired} | ({self_id} if self_id else set())
         between = {c.id for c in ranked if not c.pending and c.source_id in ends
                    and c.target_id in ends and (c.source_id != self_id or c.target_id != self_id)}

@@ -84,6 +84,9 @@ class Weights:
     # 0 leaves it the BM25 score alone. `words` are the message's content words.
     coverage: float = 0.0
     words: tuple[str, ...] = ()
+    # Added, times the best score of the other memories said at the same moment (the same
+    # conversation's commit), to each memory: see `said_together`. 0 leaves scores alone.
+    together: float = 0.0
 
 
 def graph_scores(candidates: list[Candidate], activation: dict[str, float], self_id: str | None,
@@ -136,6 +139,29 @@ def reciprocal_rank_fusion(signals: list[tuple[float, np.ndarray]], k: int) -> n
     return total / best if best > 0 else total
 
 
+def said_together(candidates: list[Candidate], total: np.ndarray) -> np.ndarray:
+    """For each candidate, the best score among the other memories said at the same moment as
+    it (0 when none): a message that finds part of one conversation is likely asking about that
+    conversation, and the turn that answers it often shares no word with the message ("How did
+    he feel about the opening?" is answered by "I'm excited!", said beside "the opening is
+    tomorrow")."""
+    best: dict[float, list[float]] = {}
+    moments = [c.said_at.timestamp() if c.said_at else None for c in candidates]
+    for moment, value in zip(moments, total, strict=True):
+        if moment is not None:
+            top = best.setdefault(moment, [0.0, 0.0])  # the two best, so each sees the others'
+            if value > top[0]:
+                top[0], top[1] = float(value), top[0]
+            elif value > top[1]:
+                top[1] = float(value)
+    out = np.zeros(len(candidates))
+    for n, (moment, value) in enumerate(zip(moments, total, strict=True)):
+        if moment is not None:
+            first, second = best[moment]
+            out[n] = second if value >= first else first
+    return out
+
+
 def score(candidates: list[Candidate], weights: Weights) -> list[Candidate]:
     """Combine the three signals: each scaled to [0, 1] by its best value and weighted, or
     (fusion "rrf") by their ranks; best first. An edge may come once per snippet (its own
@@ -162,6 +188,8 @@ def score(candidates: list[Candidate], weights: Weights) -> list[Candidate]:
     else:
         total = (weights.keywords * scaled(raw_text) * share + weights.meaning * dense
                  + weights.graph * scaled(raw_graph) + weights.when * when)
+    if weights.together > 0:
+        total = total + weights.together * said_together(candidates, total)
     for c, value in zip(candidates, total, strict=True):
         # Six decimals: the last bits of an embedding differ with the batch it was computed
         # in (a commit's, an import's), and must not reorder memories that score the same.
