@@ -59,12 +59,14 @@ def test_doctor_on_a_healthy_and_a_broken_set_up(neo4j_env, settings, user_id, t
             table = rows(healthy.stdout)
             assert {part: mark for part, (mark, _) in table.items()} == {
                 "Neo4j": "ok", "schema": "ok", "embedding model": "ok", "LLM (extraction)": "ok",
-                "upstream (OpenAI API)": "ok", "upstream (Anthropic API)": "–",
+                "hook conversations": "ok", "upstream (OpenAI API)": "ok", "upstream (Anthropic API)": "–",
                 "pegasus serve": "ok", "Claude Code hooks": "ok", "Codex hooks": "ok",
                 "Opencode plugin": "–", "Gemini CLI hooks": "–", "Copilot CLI hooks": "–",
                 "Qwen Code hooks": "–"}
             assert table["LLM (extraction)"][1].startswith(
                 f"on: gpt-4o-mini via {upstream}/v1 (the proxy's upstream)")
+            # a fixed model extracts hook conversations too, and doctor says so
+            assert table["hook conversations"][1].startswith("on: gpt-4o-mini via ")
             assert stub.extractions == [] and len(stub.received) == 1  # one real call
             # langchain-openai names the limit max_completion_tokens in its newer versions
             sent = stub.received[0]
