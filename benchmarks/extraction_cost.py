@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -131,11 +132,12 @@ def said_in(script: list[tuple[str, dict[str, Any]]], transcript: str
             if (n == "record_entity" and a["name"] in named) or (n, a) in relations]
 
 
-def split_session(mem: Any, model: MeteredModel, user_id: str, pause_after: int | None
-                  ) -> list[dict[str, Any]]:
-    """Record each sample turn by turn and consolidate during the session: the first
-    `pause_after` turns, a pause (one in-session extraction), the rest, then the close (what is
-    left); None: close only. Per conversation: calls, tokens, characters, memories."""
+def split_session(mem: Any, model: MeteredModel, user_id: str, pause_after: int | None,
+                  quiet_s: float = 90.0) -> list[dict[str, Any]]:
+    """Record each sample turn by turn and consolidate during the session as serve does: the
+    first `pause_after` turns, `quiet_s` seconds of quiet seen by the server's sweep (which
+    extracts what waits, under the small-part rule), the rest, then the close (what is left);
+    None: close only. Per conversation: calls, tokens, characters, memories."""
     conversations = Conversations(mem)
     rows = []
     try:
@@ -143,17 +145,18 @@ def split_session(mem: Any, model: MeteredModel, user_id: str, pause_after: int 
             at = parse_instant(conv["at"])
             usage = UsageMetadataCallbackHandler()
             model.callbacks = [usage]
-            calls, chars, memories = model.calls, model.input_chars, 0
+            calls, chars = model.calls, model.input_chars
             turns = conv["transcript"]
             cut = len(turns) if pause_after is None else min(pause_after, len(turns))
             mem.record_turns(user_id, conv["conversation_id"], turns[:cut], at,
                              model=model.model_name)
             if pause_after is not None:  # quiet: the sweep takes what was said so far
-                done = conversations.consolidate(user_id, conv["conversation_id"])
-                if done is not None:
+                for done in conversations.sweep({user_id}, at + timedelta(seconds=quiet_s),
+                                                idle_s=10**9):
                     done.result(timeout=600)
-                mem.record_turns(user_id, conv["conversation_id"], turns[cut:], at,
-                                 model=model.model_name)
+                if turns[cut:]:
+                    mem.record_turns(user_id, conv["conversation_id"], turns[cut:], at,
+                                     model=model.model_name)
             future = conversations.close(user_id, conv["conversation_id"], at)
             if future is not None:
                 future.result(timeout=600)
@@ -219,11 +222,16 @@ def main() -> None:
                              f"| {r['chars']:,} | {r['memories']} |")
             totals[shape] = rows
         model.shape = "together"
-        sessions = {"close only": split_session(mem, model, "extraction-cost-close-only", None),
-                    "in-session, paused after the last turn": split_session(
-                        mem, model, "extraction-cost-pause-end", 99),
-                    "in-session, paused after the second turn": split_session(
-                        mem, model, "extraction-cost-pause-middle", 2)}
+        sessions = {
+            "close only": split_session(mem, model, "extraction-cost-close-only", None),
+            "in-session, quiet 90 s after the last turn": split_session(
+                mem, model, "extraction-cost-pause-end", 99),
+            "in-session, quiet 90 s after the second turn": split_session(
+                mem, model, "extraction-cost-pause-middle", 2),
+            "in-session, quiet 16 min after the last turn": split_session(
+                mem, model, "extraction-cost-long-end", 99, 960.0),
+            "in-session, quiet 16 min after the second turn": split_session(
+                mem, model, "extraction-cost-long-middle", 2, 960.0)}
     lines.append("")
     for shape, rows in totals.items():
         n = len(rows)

@@ -385,18 +385,16 @@ class Memory:
         return rows[0]["was"] or "open"
 
     def paused_conversations(self, user_id: str, quiet_since: datetime,
-                             except_id: str | None = None, limit: int = 50) -> list[str]:
+                             except_id: str | None = None, limit: int = 50,
+                             small_quiet_since: datetime | None = None,
+                             min_chars: int = 0) -> list[str]:
         """Ids of the user's open conversations quiet since `quiet_since` whose user turns are
-        not all consolidated: in-session extraction takes them (design §9)."""
+        not all consolidated, and hold at least `min_chars` characters of them unless quiet
+        since `small_quiet_since` too: in-session extraction takes them (design §9)."""
         return [r["id"] for r in self.store.query(
             "read/paused_conversations", user_id=user_id, before=quiet_since,
+            small_before=small_quiet_since or quiet_since, min_chars=min_chars,
             except_id=except_id, limit=limit)]
-
-    def hooks_extraction(self) -> str:
-        """What extracts conversations recorded without the proxy: "on: …" or "off: <why>"."""
-        from pegasus.llm import hooks_extraction
-
-        return hooks_extraction(self.extraction, self.default_model)
 
     def model_of(self, user_id: str, used: str | None) -> str | None:
         """The model that extracts a conversation which used model `used`: that one; for one

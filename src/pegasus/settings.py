@@ -259,6 +259,12 @@ class Settings(BaseSettings):
     # this many user turns are waiting, while it stays open; 0 turns the trigger off.
     consolidate_after_s: float = Field(default=75.0, ge=0)
     consolidate_every_turns: int = Field(default=12, ge=0)
+    # ... when its waiting user turns hold at least consolidate_min_chars characters; a smaller
+    # part waits until the conversation is quiet for consolidate_small_after_s (or its close, or
+    # the user's next chat): each extraction costs a call's fixed part (the prompt and the tool
+    # schemas, ~2,000 tokens), and the part is recallable as it was said meanwhile.
+    consolidate_min_chars: int = Field(default=600, ge=0)
+    consolidate_small_after_s: float = Field(default=900.0, ge=0)
     # A close that fails (the LLM away, a timeout) is tried again after close_retry_s, then
     # twice as long each time; after close_max_attempts the conversation is marked `failed`.
     close_retry_s: float = 30.0

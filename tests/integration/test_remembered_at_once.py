@@ -167,3 +167,24 @@ def test_closing_an_unknown_conversation_is_not_found(settings, user_id):
         with pytest.raises(NotFoundError):
             memory.request_close(user_id, "never-recorded", at=T0)
         assert not memory.conversation_state(user_id, "never-recorded")["exists"]
+
+
+def test_a_small_part_waits_for_a_longer_quiet_a_large_one_does_not(settings, user_id):
+    with Memory(settings) as memory:
+        said(memory, user_id, "small", "I bought a kettle.")
+        said(memory, user_id, "large", "Long story. " + "We walked along the river. " * 40)
+        said(memory, user_id, "answered", "Just the reply is new.")
+        memory.record_turns(user_id, "answered", [{"role": "assistant", "content": "Nice."}],
+                            at=T0)
+        memory.commit(user_id, "answered", {"entities": [], "relations": []}, at=T0)
+        quiet = T0 + timedelta(seconds=90)
+
+        def paused(small_quiet_since):
+            return sorted(memory.paused_conversations(
+                user_id, quiet, small_quiet_since=small_quiet_since, min_chars=600))
+
+        assert paused(T0 - timedelta(minutes=15)) == ["large"]  # 90 s: the large part only
+        assert paused(quiet) == ["large", "small"]  # 15 min later: the small one too
+        # a new chat takes every paused one, whatever its size (min_chars 0)
+        assert sorted(memory.paused_conversations(user_id, quiet)) == ["large", "small"]
+        assert memory.paused_conversations(user_id, T0 - timedelta(seconds=1)) == []

@@ -62,7 +62,8 @@ def test_told_in_one_chat_is_in_the_next_chats_block_at_once(settings, two_users
 def test_consolidated_while_the_conversation_is_open_then_once_at_its_close(
         settings, two_users):
     alice, _ = two_users
-    with proxy(settings, two_users, consolidate_after_s=0.5, idle_sweep_s=0.2) as (
+    with proxy(settings, two_users, consolidate_after_s=0.5, idle_sweep_s=0.2,
+               consolidate_min_chars=0) as (
             client, stub, memory, app):
         chat(client, "chat-a", f"Guess what: {TAUGHT}!")
         assert wait_for(lambda: sisters(memory, alice)), "formed during the session"

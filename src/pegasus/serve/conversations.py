@@ -359,8 +359,12 @@ class Conversations:
                 if future is not None:
                     futures.append(future)
             if quiet and self.memory.has_llm:
+                settings = self.memory.settings
                 for conversation_id in self.memory.paused_conversations(
-                        user_id, now - timedelta(seconds=quiet)):
+                        user_id, now - timedelta(seconds=quiet),
+                        small_quiet_since=now - timedelta(
+                            seconds=max(quiet, settings.consolidate_small_after_s)),
+                        min_chars=settings.consolidate_min_chars):
                     future = self.consolidate(user_id, conversation_id)
                     if future is not None:
                         futures.append(future)
