@@ -267,8 +267,8 @@ class Store:
 
     @contextlib.contextmanager
     def reading(self, timeout_s: float) -> Iterator[neo4j.Transaction]:
-        """One explicit transaction for a long read that streams its rows out (an export):
-        every query in it sees what its first statement locked. Not retried (rows handed on
+        """One explicit transaction for a long read that streams its rows out (an export): a
+        lock its first statement takes is held until it ends. Not retried (rows handed on
         cannot be taken back); Neo4j ends it after `timeout_s`, so a reader that stalls cannot
         hold what it locked for ever. Rolled back at the end: it writes nothing. A lost
         connection, at its start or midway, is a Neo4jUnavailableError."""

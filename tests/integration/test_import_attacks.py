@@ -305,6 +305,7 @@ def test_two_users_importing_the_same_ids_at_once_one_gets_them(settings, user_i
         assert len(snapshot(raw_driver)[0]) > len(before[0])
 
 
+@pytest.mark.timeout(1200)  # two server starts and an import of 510 memories
 def test_neo4j_stopped_during_an_import_leaves_nothing_half_written(private_server, tmp_path,
                                                                    monkeypatch):
     # The server is killed while the import writes its staging (#47, "not tried yet"): the
@@ -318,7 +319,7 @@ def test_neo4j_stopped_during_an_import_leaves_nothing_half_written(private_serv
     state_ = private_server.start()
     settings = Settings(neo4j_uri=state_.bolt_uri, neo4j_retry_time_s=1.0,
                         home=tmp_path / "home")
-    path = big_file(tmp_path / "big.jsonl", 1200)
+    path = big_file(tmp_path / "big.jsonl", 510)  # two batches of entities: killed at the second
     with Memory(settings) as mem:
         mem.migrate()
         mem.commit("stays", "c1", {"entities": [{"name": "Sarah", "kind": "PERSON"}]}, at=T3)
@@ -353,7 +354,7 @@ def test_neo4j_stopped_during_an_import_leaves_nothing_half_written(private_serv
     assert all('"user_id": "big"' not in n for n in after[0])
     with Memory(settings) as mem:
         report = mem.import_memory("big", path, at=T3)
-        assert report.entities == 1200 and report.memories == 1200
+        assert report.entities == 510 and report.memories == 510
     with GraphDatabase.driver(state_.bolt_uri) as driver:
         assert driver.execute_query(
             "MATCH (p:Partition) WHERE p.staging_for IS NOT NULL RETURN count(p) AS n"
