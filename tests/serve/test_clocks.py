@@ -5,6 +5,7 @@ reinforcement, whoever dates it, moves a memory's touched_at backwards."""
 from __future__ import annotations
 
 import asyncio
+import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -13,7 +14,7 @@ from mcp.client import Client
 
 from pegasus import Memory
 from pegasus.clock import client_instant, parse_instant
-from pegasus.errors import InvalidInstantError
+from pegasus.errors import InvalidExportError, InvalidInstantError
 from pegasus.serve.app import create_app
 from tests.helpers import rel
 from tests.serve.test_mcp import server
@@ -153,3 +154,24 @@ def test_mcp_bounds_at_time_as_the_api_does(settings, user_id):
         assert "lies in the future" in result.content[0].text
     with Memory(settings) as memory:
         assert memory.memories(user_id, state="all") == []
+
+
+def test_an_import_file_cannot_date_a_memory_in_the_future(settings, user_id, tmp_path):
+    with Memory(settings) as memory:
+        memory.commit(user_id, "c1", BATCH)
+        [before] = memory.memories(user_id)
+        records = [json.loads(line) for line in memory.export(user_id)]
+        [edge] = [r for r in records if r["type"] == "memory"]
+        edge["touched_at"] = FAR
+        path = tmp_path / "future.jsonl"
+        path.write_text("".join(json.dumps(r) + "\n" for r in records))
+        with pytest.raises(InvalidExportError, match=r"\(memory\): touched_at: .*9999-12-31.* "
+                                                     r"lies in the future"):
+            memory.import_memory(user_id, path, replace=True)
+        [kept] = memory.memories(user_id)
+        assert kept.touched_at == before.touched_at  # nothing written
+        edge["touched_at"] = "2020-01-01T00:00:00Z"  # the past is a file's own
+        path.write_text("".join(json.dumps(r) + "\n" for r in records))
+        assert memory.import_memory(user_id, path, replace=True).memories == 1
+        [imported] = memory.memories(user_id)
+        assert imported.touched_at.startswith("2020-01-01")

@@ -249,7 +249,8 @@ async def forward(request: Request, user: str, client: httpx.AsyncClient, path: 
         async def abandon() -> None:
             nonlocal outcome
             await until_disconnected(request)
-            outcome = Response(status_code=CLIENT_CLOSED)
+            if outcome is None:  # an answer made already (a stream) ends by its own means
+                outcome = Response(status_code=CLIENT_CLOSED)
             watch.cancel_scope.cancel()
 
         watch.start_soon(abandon)

@@ -7,6 +7,7 @@ the format's definition; `schemas/pegasus-export-v1.schema.json` is generated fr
 from __future__ import annotations
 
 import json
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Final, Literal
 
@@ -20,6 +21,7 @@ from pydantic import (
     model_validator,
 )
 
+from pegasus.clock import now
 from pegasus.merge import records
 from pegasus.models.batch import (
     MAX_ENTITY_ALIASES,
@@ -61,6 +63,9 @@ REGENERATED = {"header": ["exported_at", "user_id"]}
 # A conversation's turns together hold at most what a recorded transcript may; one turn at
 # most what one recorded turn may (models.MAX_TURN_CHARS, as on /turns and the proxy).
 MAX_TRANSCRIPT_CHARS = Settings.model_fields["max_transcript_chars"].default
+# How far past this server's clock a file's `touched_at` may lie: the exporting machine's
+# clock may run ahead of this one's, by a day at most.
+IMPORT_CLOCK_SKEW = timedelta(days=1)
 
 
 class _Record(BaseModel):
@@ -138,6 +143,16 @@ class MemoryRecord(_Record):
     reinforcements: Count = 0
     reinforced_at: list[Instant] = Field(default_factory=list, max_length=MAX_LIST)
     created_at: Instant | None = None
+
+    @field_validator("touched_at")
+    @classmethod
+    def _not_ahead(cls, value: datetime) -> datetime:
+        # A memory touched in the future never decays (design §6, "Who sets the clock"): a
+        # file may come from a clock a little ahead, never from years ahead.
+        if value > now() + IMPORT_CLOCK_SKEW:
+            raise ValueError(f"{value.isoformat()} lies in the future (a memory touched then "
+                             "would never decay)")
+        return value
 
 
 class TurnRecord(_Record):
