@@ -13,9 +13,11 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
+import httpx
 import pytest
 
 from pegasus import Memory
@@ -65,19 +67,22 @@ def project(tmp_path: Path, name: str, provider_url: str, api_key: str,
     return folder
 
 
-def opencode_run(folder: Path, home: Path, message: str, pegasus_url: str
+def opencode_run(folder: Path, home: Path, message: str, pegasus_url: str | None
                  ) -> subprocess.CompletedProcess:
+    """`opencode run` in `folder`; with no `pegasus_url`, nothing of Pegasus in its
+    environment (what `pegasus connect` wrote is all it has)."""
     config_dir = home / ".config" / "opencode"
-    if not config_dir.exists():  # what Opencode would otherwise install from npm at start
-        config_dir.mkdir(parents=True)
+    if not (config_dir / "package.json").exists():  # what Opencode would install from npm
+        config_dir.mkdir(parents=True, exist_ok=True)
         (config_dir / "package.json").write_text(
             json.dumps({"dependencies": {"@opencode-ai/plugin": "1.18.33"}}))
         (config_dir / "node_modules").symlink_to(PLUGIN / "node_modules")
     env = {"PATH": os.environ["PATH"], "HOME": str(home),
            "XDG_CONFIG_HOME": str(home / ".config"), "XDG_DATA_HOME": str(home / ".local/share"),
            "XDG_CACHE_HOME": str(home / ".cache"), "XDG_STATE_HOME": str(home / ".local/state"),
-           "OPENCODE_DISABLE_MODELS_FETCH": "1", "OPENCODE_DISABLE_AUTOUPDATE": "1",
-           "PEGASUS_URL": pegasus_url, "PEGASUS_API_KEY": KEY}
+           "OPENCODE_DISABLE_MODELS_FETCH": "1", "OPENCODE_DISABLE_AUTOUPDATE": "1"}
+    if pegasus_url is not None:
+        env |= {"PEGASUS_URL": pegasus_url, "PEGASUS_API_KEY": KEY}
     return subprocess.run([str(OPENCODE), "run", "--print-logs", message], cwd=folder, env=env,
                           capture_output=True, text=True, timeout=300)
 
@@ -164,3 +169,33 @@ def test_opencode_goes_on_when_pegasus_serve_is_down(opencode_plugin, stub, tmp_
     spool = json.loads((home / ".local/state/opencode-pegasus/spool.json").read_text())
     assert [p.get("turn", {}).get("role", "close") for p in spool["pending"]] == [
         "user", "assistant", "close"]
+
+
+def test_opencode_connected_by_pegasus_connect_alone(opencode_plugin, stub, serve, settings,
+                                                     user_id, tmp_path):
+    """`pegasus connect opencode` puts the built plugin in the global opencode.json: a project
+    that names no plugin, run with nothing of Pegasus in the environment, gets the memory."""
+    with Memory(settings) as memory:
+        memory.commit(user_id, "earlier", SARAH)
+    home = tmp_path / "home"
+    env = {"PATH": os.environ["PATH"], "HOME": str(home),
+           "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])}
+    connected = subprocess.run([sys.executable, "-m", "pegasus", "connect", "opencode", "--url",
+                                serve, "--key", KEY], env=env, capture_output=True, text=True,
+                               timeout=120)
+    assert connected.returncode == 0, connected.stdout + connected.stderr
+    assert connected.stdout.splitlines()[-1] == (
+        f"check: ok: {home / '.config' / 'opencode' / 'opencode.json'}: loads "
+        f"{opencode_plugin.as_uri()}")
+    # the server's first recall plans its queries, which on a busy machine can take the
+    # plugin's 10 s for a recall: warmed here, as a person's earlier turns would have
+    assert wait_for(lambda: httpx.post(
+        f"{serve}/v1/memory/recall", json={"text": "Sarah"}, timeout=120,
+        headers={"Authorization": f"Bearer {KEY}"}).status_code == 200, timeout_s=600)
+    folder = project(tmp_path, "plain", stub.url + "/v1", "stub-key", None)
+    run = opencode_run(folder, home, FIRST, None)
+    assert run.returncode == 0, run.stderr[-3000:]
+    system = sent_to_model(stub, FIRST)
+    said = [line for line in (run.stdout + run.stderr).splitlines()
+            if "pegasus" in line.lower()]
+    assert any(memory_block(s, "my sister Sarah is moving again") for s in system), said

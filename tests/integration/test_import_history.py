@@ -175,7 +175,7 @@ def test_with_an_llm_the_backlog_is_extracted_oldest_first(settings, user_id, tm
         assert set(found) == {("User", "HAS_SISTER", "Maya"), ("User", "HAS_BROTHER", "Tomas")}
         maya = found[("User", "HAS_SISTER", "Maya")]
         assert len(maya.conversations) == 2  # 7 and 123: the same sister, twice
-        block = memory.recall(user_id, "How is Maya doing?")
+        block = memory.recall(user_id, "How is Maya doing?").render()
         assert "Bergen" in block or "Oslo marathon" in block
 
 
