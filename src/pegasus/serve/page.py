@@ -387,7 +387,7 @@ async def import_memory(request: Request, session: Signed) -> Response:
     size = request.headers.get("content-length", "")
     if not size.isdigit() or int(size) > limit:
         raise InvalidInputError(f"an upload may be at most {limit // 2**20} MiB (and must say its "
-                           "size); nothing was imported")
+                                "size); nothing was imported")
     form = await request.form(max_files=1, max_fields=3)
     file, csrf = form.get("file"), form.get("csrf")
     if not same_origin(request) or not isinstance(csrf, str) or not csrf_matches(session, csrf):
