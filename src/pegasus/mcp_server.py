@@ -160,7 +160,7 @@ def build_server(memory: Memory, user_id: str) -> MCPServer:
         chosen = [x for x in (memory_id, entity, conversation_id) if x is not None]
         if len(chosen) + int(everything) != 1:
             raise InvalidInputError("name exactly one of memory_id, entity, conversation_id, "
-                               "everything")
+                                    "everything")
         if memory_id is not None:
             report = memory.forget_memory(user_id, memory_id)
         elif entity is not None:

@@ -102,7 +102,7 @@ def edit_aliases(tx: ManagedTransaction, embedder: Embedder, user_id: str, ref: 
     dropped = {fold(entity_name(a, "alias")) for a in remove}
     if fold(entity.name) in dropped:
         raise InvalidInputError(f"{entity.name!r} is the entity's name, not an alias; rename it "
-                           "instead; nothing was changed")
+                                "instead; nothing was changed")
     missing = dropped - {fold(a) for a in entity.aliases}
     notes += [f"{form!r} was not an alias" for form in sorted(missing)]
     had = entity.forms()

@@ -113,7 +113,7 @@ def forget_entity(tx: ManagedTransaction, user_id: str, ref: str,
     choice = resolve_entity(tx, user_id, ref)
     if choice.is_self:
         raise InvalidInputError(f"{choice.name!r} is the user's own node: forgetting it is forgetting "
-                           "everything (`forget --everything --yes`); nothing was changed")
+                                "everything (`forget --everything --yes`); nothing was changed")
     [entity] = stored_entities(tx, user_id, ids=[choice.id])
     erasure.edges(run(tx, "ownership/entity_edges", user_id=user_id, entity_id=entity.id))
     erasure.entities([entity.id])

@@ -26,7 +26,7 @@ def states_for(state: str | list[str]) -> list[str]:
     unknown = [s for s in wanted if s not in MEMORY_STATES]
     if unknown or not wanted:
         raise InvalidInputError(f"unknown memory state {unknown[0] if unknown else ''!r}; one of "
-                           f"{', '.join(MEMORY_STATES)} or all")
+                                f"{', '.join(MEMORY_STATES)} or all")
     return wanted
 
 
