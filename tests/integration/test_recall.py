@@ -264,8 +264,9 @@ def test_the_users_own_name_does_not_seed_what_is_named_after_them(settings, use
 
 def test_rank_fusion_setting_reaches_the_ranking(settings, user_id):
     """PEGASUS_RANK_FUSION=rrf ranks by reciprocal rank fusion: the scores shown are the fused
-    ones (the first in every signal it has scores 1 × its signals' share of the weights)."""
-    fused = settings.model_copy(update={"rank_fusion": "rrf", "rrf_k": 10})
+    ones (the first in every signal it has scores 1 × its signals' share of the weights;
+    rank_together 0, so no memory said beside another is lifted above that)."""
+    fused = settings.model_copy(update={"rank_fusion": "rrf", "rrf_k": 10, "rank_together": 0.0})
     with Memory(fused) as memory:
         memory.commit(user_id, "c1", WORK, at=T0)
         recall = memory.recall(user_id, "I had another argument with my manager Sarah", at=T0)

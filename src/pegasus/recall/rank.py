@@ -140,11 +140,11 @@ def reciprocal_rank_fusion(signals: list[tuple[float, np.ndarray]], k: int) -> n
 
 
 def said_together(candidates: list[Candidate], total: np.ndarray) -> np.ndarray:
-    """For each candidate, the best score among the other memories said at the same moment as
-    it (0 when none): a message that finds part of one conversation is likely asking about that
-    conversation, and the turn that answers it often shares no word with the message ("How did
-    he feel about the opening?" is answered by "I'm excited!", said beside "the opening is
-    tomorrow")."""
+    """For each candidate (each memory once), the best score among the other memories said at
+    the same moment as it (0 when none): a message that finds part of one conversation is
+    likely asking about that conversation, and the turn that answers it often shares no word
+    with the message ("How did he feel about the opening?" is answered by "I'm excited!", said
+    beside "the opening is tomorrow")."""
     best: dict[float, list[float]] = {}
     moments = [c.said_at.timestamp() if c.said_at else None for c in candidates]
     for moment, value in zip(moments, total, strict=True):
@@ -188,21 +188,30 @@ def score(candidates: list[Candidate], weights: Weights) -> list[Candidate]:
     else:
         total = (weights.keywords * scaled(raw_text) * share + weights.meaning * dense
                  + weights.graph * scaled(raw_graph) + weights.when * when)
-    if weights.together > 0:
-        total = total + weights.together * said_together(candidates, total)
     for c, value in zip(candidates, total, strict=True):
         # Six decimals: the last bits of an embedding differ with the batch it was computed
         # in (a commit's, an import's), and must not reorder memories that score the same.
         c.score = round(float(value), SCORE_DECIMALS)
-    # Ties: the more recently said first, then by their words, then by the relation (never a
-    # random id first, nor the order the database happens to return rows in).
+    best: dict[str, Candidate] = {}
+    for c in in_order(candidates):
+        best.setdefault(c.id, c)
+    kept = list(best.values())
+    if weights.together > 0:
+        # Each memory once, at its best words: a memory is not lifted by its own other words.
+        lift = said_together(kept, np.array([c.score for c in kept]))
+        for c, value in zip(kept, lift, strict=True):
+            c.score = round(c.score + weights.together * float(value), SCORE_DECIMALS)
+        kept = in_order(kept)
+    return kept
+
+
+def in_order(candidates: list[Candidate]) -> list[Candidate]:
+    """Best score first; ties: the more recently said first, then by their words, then by the
+    relation (never a random id first, nor the order the database happens to return rows in)."""
     ranked = sorted(candidates, key=lambda c: (c.snippet, c.label, c.target, c.source, c.id))
     ranked.sort(key=lambda c: c.said_at.timestamp() if c.said_at else 0.0, reverse=True)
     ranked.sort(key=lambda c: c.score, reverse=True)
-    best: dict[str, Candidate] = {}
-    for c in ranked:
-        best.setdefault(c.id, c)
-    return list(best.values())
+    return ranked
 
 
 def word_count(text: str) -> int:
