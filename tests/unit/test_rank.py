@@ -263,13 +263,13 @@ def test_a_snippet_sharing_one_common_word_of_the_question_is_no_keyword_match_o
 
 
 def test_a_memory_said_beside_the_best_match_rises_with_it():
-    """"How does Jon feel about the opening night?" is answered by "I'm excited!", said in the
-    session whose "The official opening night is tomorrow" matches the question: rank_together
-    adds, times its weight, the best score of the other memories said at the same moment."""
+    """"How does Ana feel about the bakery's launch?" is answered by "Honestly, I'm thrilled",
+    said in the session whose "The bakery launches on Friday" matches the question:
+    rank_together adds, times its weight, the best score of the other memories said at the same
+    moment."""
     session = _utc(2023, 6, 16, 15)
-    night = cand("night", "The official opening night is tomorrow.", text=4.0, dense=0.5,
-                 said=session)
-    excited = cand("excited", "I'm excited! I'm feeling good.", dense=0.15, said=session)
+    night = cand("night", "The bakery launches on Friday.", text=4.0, dense=0.5, said=session)
+    excited = cand("excited", "Honestly, I'm thrilled.", dense=0.15, said=session)
     other = cand("other", "Opening a shop takes time.", text=1.0, dense=0.1,
                  said=_utc(2023, 3, 1, 15))
     plain = score([night, excited, other], Weights(0.45, 0.35, 0.20))

@@ -143,8 +143,8 @@ def said_together(candidates: list[Candidate], total: np.ndarray) -> np.ndarray:
     """For each candidate (each memory once), the best score among the other memories said at
     the same moment as it (0 when none): a message that finds part of one conversation is
     likely asking about that conversation, and the turn that answers it often shares no word
-    with the message ("How did he feel about the opening?" is answered by "I'm excited!", said
-    beside "the opening is tomorrow")."""
+    with the message ("How does she feel about the launch?" is answered by "Honestly, I'm
+    thrilled", said beside "the bakery launches on Friday")."""
     best: dict[float, list[float]] = {}
     moments = [c.said_at.timestamp() if c.said_at else None for c in candidates]
     for moment, value in zip(moments, total, strict=True):
