@@ -83,7 +83,7 @@ class HooksFile:
     """Claude Code's hook shape, shared by Codex, Qwen Code and Gemini CLI:
     `{"hooks": {Event: [{"hooks": [{"type": "command", "command": …, "timeout": …}]}]}}`."""
 
-    events: dict[str, float]  # event → timeout, in the agent's unit
+    events: dict[str, int]  # event → timeout, in the agent's unit
     named: bool = False  # Gemini CLI shows each hook by `name`
 
     def entry(self, hook: Path, event: str) -> dict[str, Any]:
@@ -125,7 +125,8 @@ class HooksFile:
         return out
 
     def commands(self, config: dict[str, Any]) -> dict[str, list[str]]:
-        hooks = config.get("hooks") if isinstance(config.get("hooks"), dict) else {}
+        found = config.get("hooks")
+        hooks: dict[str, Any] = found if isinstance(found, dict) else {}
         return {event: [h["command"] for group in hooks.get(event) or []
                         if isinstance(group, dict)
                         for h in group.get("hooks") or []
@@ -149,7 +150,8 @@ class CopilotHooksFile:
         return {}
 
     def commands(self, config: dict[str, Any]) -> dict[str, list[str]]:
-        hooks = config.get("hooks") if isinstance(config.get("hooks"), dict) else {}
+        found = config.get("hooks")
+        hooks: dict[str, Any] = found if isinstance(found, dict) else {}
         return {event: [h["bash"] for h in hooks.get(event) or []
                         if isinstance(h, dict) and _is_ours(h.get("bash"))]
                 for event in self.events}
@@ -451,8 +453,11 @@ def _codex_hooks(program: str, places: Places, timeout_s: float = 60.0) -> list[
             server.stdin.flush()
             answers: queue.Queue[str] = queue.Queue()
             # a thread reads (select on a buffered pipe misses lines already buffered)
-            threading.Thread(target=lambda: [answers.put(line) for line in server.stdout],
-                             daemon=True).start()
+            def read_lines() -> None:
+                for line in server.stdout or []:
+                    answers.put(line)
+
+            threading.Thread(target=read_lines, daemon=True).start()
             deadline = time.monotonic() + timeout_s
             while (left := deadline - time.monotonic()) > 0:
                 try:

@@ -396,6 +396,12 @@ class Memory:
             small_before=small_quiet_since or quiet_since, min_chars=min_chars,
             except_id=except_id, limit=limit)]
 
+    def hooks_extraction(self) -> str:
+        """What extracts conversations recorded without the proxy: "on: …" or "off: <why>"."""
+        from pegasus.llm import hooks_extraction
+
+        return hooks_extraction(self.extraction, self.default_model)
+
     def model_of(self, user_id: str, used: str | None) -> str | None:
         """The model that extracts a conversation which used model `used`: that one; for one
         recorded without the proxy (None), the model this user last used through the proxy,

@@ -197,8 +197,9 @@ def has_marker(text: str) -> bool:
 
 @cache
 def _plugins() -> tuple[tuple[BasePlugin, str], ...]:
-    plugins = []
-    for secret_type, plugin in sorted(get_mapping_from_secret_type_to_class().items()):
+    plugins: list[tuple[BasePlugin, str]] = []
+    mapping: dict[str, Any] = dict(get_mapping_from_secret_type_to_class())
+    for secret_type, plugin in sorted(mapping.items()):
         if secret_type in LEFT_OUT:
             continue
         kind = KIND_OF_TYPE.get(secret_type)

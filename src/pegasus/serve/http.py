@@ -200,7 +200,7 @@ async def streamed_export(request: Request, user: str, with_turns: bool) -> Stre
             # Closing ends the transaction and lets the partition lock go, also when the client
             # left midway (Starlette then cancels this generator: shielded, the close still runs).
             with anyio.CancelScope(shield=True):
-                await run_in_threadpool(lines.close)
+                await run_in_threadpool(lines.close)  # type: ignore[attr-defined]
 
     return StreamingResponse(body(), media_type="application/x-ndjson", headers={
         "Content-Disposition": 'attachment; filename="pegasus-memory.jsonl"'})

@@ -109,7 +109,7 @@ def add_body_limit(app: FastAPI) -> None:
         return error(413, exc.detail, "too_large_error")
 
     async def late(request: Request, exc: BodyTooSlow) -> JSONResponse:
-        return error(408, exc.detail, "timeout_error", exc.headers)
+        return error(408, exc.detail, "timeout_error", dict(exc.headers or {}))
 
     # Starlette types a handler as taking any Exception; these are only given their own.
     app.add_exception_handler(BodyTooLarge, refused)  # type: ignore[arg-type]
