@@ -208,7 +208,7 @@ def test_the_upstream_is_abandoned_when_the_client_leaves_a_whole_answer(setting
         with socket.create_connection(("127.0.0.1", port)) as client:
             client.sendall(request)
             assert wait_for(lambda: upstream.sent > 20, 20)
-        left = time.monotonic()  # the client hung up, its answer still being read upstream
+        # the client hung up here, its answer still being read upstream
         # within seconds (a loaded 2-core machine took over 5 once); never, before the fix
         assert wait_for(lambda: upstream.stopped is not None, 20)
 
