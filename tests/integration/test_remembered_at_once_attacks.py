@@ -194,12 +194,12 @@ def test_no_words_of_a_turn_reach_the_logs(settings, user_id, caplog):
     word = "Zanzibarquokka"
     # pegasus's own loggers (the Neo4j driver's DEBUG lines echo query parameters: that is
     # the driver's switch, off unless someone turns it on)
-    with caplog.at_level(logging.DEBUG, logger="pegasus"):
-        with Memory(settings, llm=scripted_model(
-                AIMessage(content="", tool_calls=[call("finish", 1)]))) as memory:
-            said(memory, user_id, "chat-a", f"my pet {word} lives in Ghent")
-            pending(memory, user_id, f"where does {word} live?", "chat-b")
-            memory.extract_turns(user_id, "chat-a", at=T0 + timedelta(minutes=2))
+    model = scripted_model(AIMessage(content="", tool_calls=[call("finish", 1)]))
+    with caplog.at_level(logging.DEBUG, logger="pegasus"), Memory(settings, llm=model) as memory:
+        said(memory, user_id, "chat-a", f"my pet {word} lives in Ghent")
+        assert pending(memory, user_id, f"where does {word} live?", "chat-b")
+        assert memory.extract_turns(user_id, "chat-a",
+                                    at=T0 + timedelta(minutes=2)).outcome == "extracted"
     assert word.lower() not in caplog.text.lower()
 
 
