@@ -33,9 +33,13 @@ class Passage:
     text: str
 
     def id(self, conversation_id: str) -> str:
-        """Unique in the user's partition: the conversation (digested), the turn, the place."""
-        digest = hashlib.sha256(conversation_id.encode("utf-8")).hexdigest()[:24]
-        return f"{digest}:{self.turn}:{self.place}"
+        """Unique in the user's partition: the conversation and the words (digested), the
+        turn, the place. The words are in it because a turn's index is not stable: forgetting
+        an entity removes turns and moves the later ones (and their passages) up, so a turn
+        recorded afterwards takes an index a kept passage was made under; by index alone it
+        would overwrite that passage (its words no longer recallable, never consolidated)."""
+        both = f"{conversation_id}\x00{self.text}".encode()
+        return f"{hashlib.sha256(both).hexdigest()[:24]}:{self.turn}:{self.place}"
 
 
 def conversation_key(user_id: str, conversation_id: str) -> str:
