@@ -10,7 +10,8 @@
 // asking conversation by its tokens; null for none) and by its meaning ($search.meaning, a unit
 // vector, null for none: the $search.passage_scan nearest of this user's passages in the
 // passage_meaning index, filtered to the user inside it, whose cosine reaches
-// $search.meaning_floor), never the asking conversation's ($search.exclude): its words are in
+// $search.meaning_floor), never the asking conversation's nor those it continues
+// ($search.exclude, a list: `chat.3` leaves out `chat` and `chat.2`): their words are in
 // the chat already (the scan is wider than what is kept, so the asking conversation's own
 // passages, nearest of all, do not crowd the others out). A user with no partition yet (nothing committed) still gets a row: their
 // recorded turns are all they have.
@@ -45,7 +46,7 @@ CALL () {
     RETURN node, null AS score
   }
   WITH node, max(score) AS score
-  WHERE node.user_id = $user_id AND node.conversation_id <> coalesce($search.exclude, '')
+  WHERE node.user_id = $user_id AND NOT node.conversation_id IN $search.exclude
   RETURN collect({id: node.id, conversation_id: node.conversation_id, text: node.text,
                   said_at: node.said_at.epochSeconds, text_score: score,
                   dense: 2.0 * vector.similarity.cosine(node.embedding, $search.meaning) - 1.0

@@ -48,6 +48,20 @@ def conversation_key(user_id: str, conversation_id: str) -> str:
     return "c" + hashlib.sha256(both).hexdigest()[:32]
 
 
+# A continuation of a closed conversation is `base.n` (serve.conversations.continuation_id).
+_CONTINUATION = re.compile(r"^(?P<base>.+)\.(?P<n>[0-9]{1,3})$")
+
+
+def family(conversation_id: str) -> list[str]:
+    """The conversation and the ones it continues (`chat.3`: `chat`, `chat.2`): a chat's own
+    earlier turns are in that chat already, so recall never quotes them back to it."""
+    found = _CONTINUATION.match(conversation_id)
+    if found is None or not 2 <= int(found["n"]) <= 100:
+        return [conversation_id]
+    base = found["base"]
+    return [conversation_id, base, *(f"{base}.{k}" for k in range(2, int(found["n"])))]
+
+
 def split(text: str, words: int = PASSAGE_WORDS) -> list[str]:
     """`text` as passages of whole sentences up to `words` words each (a longer sentence is cut
     at `words`), in order; blank text gives none."""

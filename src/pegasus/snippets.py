@@ -33,10 +33,10 @@ def user_key(user_id: str) -> str:
     return "u" + hashlib.sha256(user_id.encode("utf-8")).hexdigest()[:32]
 
 
-def keyword_query(user_id: str, words: list[str], leave_out: str | None = None
+def keyword_query(user_id: str, words: list[str], leave_out: list[str] | None = None
                   ) -> str | None:
     """A Lucene query for any of `words` in one user's snippets (or passages); None when no
-    word is usable. `leave_out`: a conversation token (passages.conversation_key) whose
+    word is usable. `leave_out`: conversation tokens (passages.conversation_key) whose
     passages the query must not find.
 
     Words are reduced to [a-z0-9] terms, so no Lucene syntax can come from the message, and to
@@ -46,7 +46,7 @@ def keyword_query(user_id: str, words: list[str], leave_out: str | None = None
                                     if len(t) > 1)), MAX_QUERY_TERMS)
     if not terms:
         return None
-    without = f" -conversation_key:{leave_out}" if leave_out else ""
+    without = "".join(f" -conversation_key:{token}" for token in leave_out or [])
     return f"+user_key:{user_key(user_id)}{without} +text:({' '.join(terms)})"
 
 

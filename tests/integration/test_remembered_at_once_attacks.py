@@ -232,3 +232,20 @@ def test_only_the_persons_turns_become_passages(settings, raw_driver, user_id, r
     with Memory(settings) as memory:
         memory.record_turns(user_id, "chat-a", [{"role": role, "content": TOLD}], at=T0)
         assert passages(raw_driver, user_id) == []
+
+
+def test_a_continuation_is_not_quoted_its_own_conversation_back(settings, user_id):
+    with Memory(settings) as memory:
+        conversations = Conversations(memory)
+        try:
+            said(memory, user_id, "chat-a", TOLD)
+            conversations.close(user_id, "chat-a").result(timeout=60)
+            assert memory.conversation_state(user_id, "chat-a")["status"] == "closed"
+            follow = conversations.resolve(user_id, "chat-a")
+            assert follow == "chat-a.2"
+            said(memory, user_id, follow, "and my sister lives in Lyon")
+            assert TOLD in pending(memory, user_id, ASKED, "chat-b")
+            assert TOLD not in pending(memory, user_id, ASKED, follow), (
+                "the continuation chat-a.2 was quoted chat-a's own words back")
+        finally:
+            conversations.shutdown(5)

@@ -63,3 +63,12 @@ def test_ids_and_keys_never_carry_the_ids_as_written():
     assert key.startswith("c") and key[1:].isalnum() and len(key) == 33
     # one conversation id under two users is two conversations
     assert conversation_key("alice", "chat") != conversation_key("bob", "chat")
+
+
+def test_a_continuation_belongs_to_the_conversation_it_continues():
+    from pegasus.passages import family
+
+    assert family("chat") == ["chat"]
+    assert family("chat.2") == ["chat.2", "chat"]
+    assert family("chat.4") == ["chat.4", "chat", "chat.2", "chat.3"]
+    assert family("v1.0") == ["v1.0"] and family("a.101") == ["a.101"]

@@ -15,7 +15,7 @@ from pegasus.centring import centre
 from pegasus.centring import load as load_centre
 from pegasus.embed import Embedder, query_vector, stored_vector, unpack_vector
 from pegasus.models.recall import FiredNode, Recall
-from pegasus.passages import conversation_key
+from pegasus.passages import conversation_key, family
 from pegasus.recall.budget import Reached, fire
 from pegasus.recall.history import Span, asks_about_past, dates_named, spans_named
 from pegasus.recall.rank import Candidate, Weights, choose, graph_scores, score
@@ -103,7 +103,7 @@ class Asked:
 
 
 # A seed search that asks for no passages.
-NO_PASSAGES: dict[str, Any] = {"passage_query": None, "meaning": None, "exclude": None,
+NO_PASSAGES: dict[str, Any] = {"passage_query": None, "meaning": None, "exclude": [],
                                "passage_limit": 0, "passage_scan": 0, "meaning_floor": 1.0}
 
 
@@ -406,11 +406,13 @@ class RecallEngine:
                         exclude: str | None) -> dict[str, Any]:
         """What the first seed search asks of the passages of recorded turns (design §7.11)."""
         s = self.settings
+        # the asking conversation and those it continues: their words are in this chat already
+        own = family(exclude) if exclude else []
         return {
             "passage_query": keyword_query(
-                user_id, words, conversation_key(user_id, exclude) if exclude else None),
+                user_id, words, [conversation_key(user_id, c) for c in own]),
             "meaning": query_vector(meaning) if meaning.any() else None,
-            "exclude": exclude, "passage_limit": s.passage_candidates,
+            "exclude": own, "passage_limit": s.passage_candidates,
             "passage_scan": 4 * s.passage_candidates, "meaning_floor": s.meaning_floor,
         }
 
