@@ -131,8 +131,14 @@ def _hook_conversations(settings: Settings) -> Check:
             headers.update({"Authorization": f"Bearer {secret_text(key)}"} if openai
                            else {"x-api-key": secret_text(key) or ""})
         url = (base or "").rstrip("/") + ("/models" if openai else "/v1/models")
-        try:
-            default = first_listed_model(httpx.get(url, headers=headers, timeout=10).json())
+        try:  # bounded: an upstream's list is read up to 1 MiB
+            with httpx.stream("GET", url, headers=headers, timeout=10) as answer:
+                body = b""
+                for chunk in answer.iter_bytes():
+                    body += chunk
+                    if len(body) > 1 << 20:
+                        raise ValueError("the model list is too long")
+            default = first_listed_model(json.loads(body))
         except (httpx.HTTPError, ValueError):
             default = None
     said = hooks_extraction(source, default)

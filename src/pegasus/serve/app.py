@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 
+import anyio
 import httpx
 from fastapi import FastAPI
 from starlette.concurrency import run_in_threadpool
@@ -58,6 +60,10 @@ def _upstreams(settings: Settings, given: httpx.AsyncClient | None
     )
 
 
+MODEL_LIST_BYTES = 1 << 20
+MODEL_LIST_S = 10.0
+
+
 async def _default_model(memory: Memory, client: httpx.AsyncClient | None,
                          anthropic_client: httpx.AsyncClient | None) -> None:
     """What extracts a conversation recorded without the proxy for a user who never used the
@@ -70,11 +76,20 @@ async def _default_model(memory: Memory, client: httpx.AsyncClient | None,
     if upstream is None:
         return
     try:
-        answer = await upstream.get(path, timeout=10,
-                                    headers={"anthropic-version": "2023-06-01"})
-        if answer.status_code == 200:
-            memory.default_model = first_listed_model(answer.json())
-    except (httpx.HTTPError, ValueError) as exc:
+        # Bounded like every upstream answer (serve/proxy.py): a list that never ends, or
+        # never finishes, is given up after MODEL_LIST_BYTES or MODEL_LIST_S.
+        body = b""
+        with anyio.fail_after(MODEL_LIST_S):
+            async with upstream.stream("GET", path, timeout=MODEL_LIST_S,
+                                       headers={"anthropic-version": "2023-06-01"}) as answer:
+                if answer.status_code != 200:
+                    return
+                async for chunk in answer.aiter_bytes():
+                    body += chunk
+                    if len(body) > MODEL_LIST_BYTES:
+                        raise ValueError("the model list is too long")
+        memory.default_model = first_listed_model(json.loads(body))
+    except (httpx.HTTPError, ValueError, TimeoutError) as exc:
         log.warning("the upstream's model list could not be read: %s", kind_of(exc))
 
 
