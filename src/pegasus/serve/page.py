@@ -582,11 +582,12 @@ async def forget_everything(request: Request, session: Change,
         "everything", done.memories, done.entities, done.conversations))
 
 
-@router.post("/import")
-async def import_memory(request: Request, session: Signed) -> Response:
-    # The session is checked from the cookie and the size from the header before the body is
-    # read: an upload from nobody, or larger than an import may be, costs no disk (#37 attack).
-    refuse_while_down(request)  # before the upload is spooled: it could not be imported
+async def _upload(request: Request, session: Session, choose: str
+                  ) -> tuple[Any, StarletteUploadFile]:
+    """An upload's form and file. The session is checked from the cookie and the size from the
+    header before the body is read: an upload from nobody, or larger than an import may be,
+    costs no disk (#37 attack); and none is spooled while Neo4j is away."""
+    refuse_while_down(request)
     limit = request.app.state.memory.settings.max_upload_bytes
     size = request.headers.get("content-length", "")
     if not size.isdigit() or int(size) > limit:
@@ -597,7 +598,13 @@ async def import_memory(request: Request, session: Signed) -> Response:
     if not same_origin(request) or not isinstance(csrf, str) or not csrf_matches(session, csrf):
         raise Refused
     if not isinstance(file, StarletteUploadFile):
-        raise InvalidInputError("choose an export file to import; nothing was imported")
+        raise InvalidInputError(f"choose {choose}; nothing was imported")
+    return form, file
+
+
+@router.post("/import")
+async def import_memory(request: Request, session: Signed) -> Response:
+    form, file = await _upload(request, session, "an export file to import")
     replace = form.get("replace") in ("true", "on", "1")
     # The same function as POST /v1/memory/import, with its checks and messages.
     with tempfile.NamedTemporaryFile("wb", suffix=".jsonl") as spool:
@@ -617,19 +624,8 @@ async def import_memory(request: Request, session: Signed) -> Response:
 @router.post("/import-history")
 async def import_history(request: Request, session: Signed) -> Response:
     """ChatGPT's or Claude's export, as POST /v1/memory/import-history takes it."""
-    refuse_while_down(request)
-    limit = request.app.state.memory.settings.max_upload_bytes
-    size = request.headers.get("content-length", "")
-    if not size.isdigit() or int(size) > limit:
-        raise InvalidInputError(f"an upload may be at most {limit // 2**20} MiB (and must say "
-                                "its size); nothing was imported")
-    form = await request.form(max_files=1, max_fields=3)
-    file, csrf = form.get("file"), form.get("csrf")
-    if not same_origin(request) or not isinstance(csrf, str) or not csrf_matches(session, csrf):
-        raise Refused
-    if not isinstance(file, StarletteUploadFile):
-        raise InvalidInputError("choose ChatGPT's or Claude's conversations.json (or the "
-                                "export's zip); nothing was imported")
+    form, file = await _upload(request, session, "ChatGPT's or Claude's conversations.json (or "
+                                                 "the export's zip)")
     done = await history_import(request, session.user, await file.read(),
                                 form.get("dry_run") in ("true", "on", "1"))
     said = [f"Found {count(done.conversations, 'conversation')} with your words in the file: "
