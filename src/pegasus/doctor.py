@@ -7,35 +7,13 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 import httpx
 
 from pegasus import cypher
+from pegasus.checks import Check, ok, problem, skipped
 from pegasus.settings import Settings, secret_text
-
-
-@dataclass
-class Check:
-    """One part: fine, a problem (with the one thing to do), or not used (skipped)."""
-
-    part: str
-    state: Literal["ok", "problem", "skipped"]
-    detail: str
-
-
-def ok(part: str, detail: str) -> Check:
-    return Check(part, "ok", detail)
-
-
-def problem(part: str, todo: str) -> Check:
-    return Check(part, "problem", todo)
-
-
-def skipped(part: str, why: str) -> Check:
-    return Check(part, "skipped", why)
 
 
 def checks(settings: Settings, serve_url: str, home: Path, codex_home: Path) -> Iterator[Check]:

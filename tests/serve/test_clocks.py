@@ -38,6 +38,8 @@ def bodies(memory_id: str) -> dict[tuple[str, str], dict]:
         ("post", "/v1/memory/close"): {"conversation_id": "r1"},
         ("post", "/v1/memory/consolidate"): {},
         ("post", f"/v1/memory/edges/{memory_id}/retract"): {},
+        ("patch", f"/v1/memory/edges/{memory_id}"): {"words": "my boss is Sarah Kim"},
+        ("post", f"/v1/memory/edges/{memory_id}/undo-correction"): {},
         ("patch", "/v1/memory/entities/Sarah"): {"add_aliases": ["S"]},
         ("post", "/v1/memory/entities/merge"): {"keep": "Sarah", "absorb": "User"},
     }

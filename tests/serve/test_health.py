@@ -36,7 +36,8 @@ def test_alive_and_ready_without_a_key(client):
     assert ready.status_code == 200
     # no LLM and no upstream: ready all the same, and it says what to set (#36)
     assert ready.json() == {"status": "ready", "neo4j": "ok", "migrations": "ok", "model": "ok",
-                            "extraction": f"off: {memory.extraction.why}"}
+                            "extraction": f"off: {memory.extraction.why}",
+                            "hook_conversations": f"off: {memory.extraction.why}"}
     assert "set PEGASUS_UPSTREAM_BASE_URL" in memory.extraction.why
 
 

@@ -66,18 +66,19 @@ def test_every_link_to_a_hostile_id_opens_it(imported):
     client, memory, user, _ = imported
     listing = client.get("/memories")
     assert listing.status_code == 200
-    # Each id is one percent-encoded path segment: "/" too.
-    assert 'href="/entities/e%2F1%20%3Fx%3D1%23frag"' in listing.text
+    # Each id is one percent-encoded path segment: "/" too. The list links each memory; the
+    # memory's own page links both its ends.
     assert 'href="/memories/m%2F1%3F%23%25"' in listing.text
-    entity_links = set(links(listing.text, "/entities/"))
+    [memory_link] = set(links(listing.text, "/memories/"))
+    story = client.get(memory_link)
+    assert story.status_code == 200 and "my boss Sarah" in story.text
+    assert 'href="/entities/e%2F1%20%3Fx%3D1%23frag"' in story.text
+    entity_links = set(links(story.text, "/entities/"))
     assert len(entity_links) == 2
     for href in entity_links:
         opened = client.get(href)
         assert opened.status_code == 200, href
-        assert "<h1>Bill</h1>" in opened.text or "<h1>Sarah</h1>" in opened.text
-    [memory_link] = set(links(listing.text, "/memories/"))
-    story = client.get(memory_link)
-    assert story.status_code == 200 and "my boss Sarah" in story.text
+        assert "Bill" in opened.text or "Sarah" in opened.text
 
 
 def test_a_hostile_id_is_managed_through_its_pages_forms(imported):
@@ -88,7 +89,8 @@ def test_a_hostile_id_is_managed_through_its_pages_forms(imported):
     assert set(actions) == {"rename", "aliases", "merge", "forget"}
     renamed = client.post(actions["rename"], data={"csrf": csrf, "name": "Sara"})
     assert renamed.status_code == 200 and memory.entity(user, HOSTILE["e2"]).name == "Sara"
-    back = links(renamed.text, "/entities/")
+    back = [a for a in links(renamed.text, "/entities/")  # not the undo form's action
+            if not a.endswith(("/rename", "/aliases", "/merge", "/forget"))]
     assert back and client.get(back[0]).status_code == 200  # "Back to this entity" opens
     client.post(actions["aliases"], data={"csrf": csrf, "add": "SK"})
     assert "SK" in memory.entity(user, HOSTILE["e2"]).aliases
@@ -105,7 +107,7 @@ def test_a_hostile_id_is_managed_through_its_pages_forms(imported):
     assert undone.status_code == 200 and "The merge is undone" in undone.text
 
     forgot = client.post(actions["forget"], data={"csrf": csrf, "confirm": "yes"})
-    assert forgot.status_code == 200 and "The entity is forgotten" in forgot.text
+    assert forgot.status_code == 200 and "is forgotten" in forgot.text
     assert HOSTILE["e2"] not in {e for m in memory.memories(user, state="all")
                                  for e in (m.source_id, m.target_id)}
     assert client.get("/entities/" + _encoded(HOSTILE["e2"])).status_code == 404

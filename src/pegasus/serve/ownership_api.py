@@ -114,9 +114,10 @@ async def retract(memory_id: MemoryPath, body: RetractRequest, user: User,
               summary="Correct a memory in place (other end, words, dates); undoable")
 async def correct_memory(memory_id: MemoryPath, body: MemoryPatch, user: User,
                          request: Request) -> Correction:
+    at = client_at(request, body.at)
     return await in_thread(request, memory_of(request).correct_memory, user, memory_id,
                            body.other_end, body.words, body.since, body.until, body.no_end,
-                           body.at, "api")
+                           at, "api")
 
 
 @router.post("/v1/memory/edges/{memory_id}/undo-correction", response_model=Correction,
@@ -124,8 +125,9 @@ async def correct_memory(memory_id: MemoryPath, body: MemoryPatch, user: User,
              summary="Undo a correction (by the correction's id): the old version is back")
 async def undo_correction(memory_id: MemoryPath, body: RetractRequest, user: User,
                           request: Request) -> Correction:
+    at = client_at(request, body.at)
     return await in_thread(request, memory_of(request).correct_memory, user, memory_id, None,
-                           None, None, None, False, body.at, "api", True)
+                           None, None, None, False, at, "api", True)
 
 
 @router.delete("/v1/memory/edges/{memory_id}", response_model=ForgetReport, responses=found,

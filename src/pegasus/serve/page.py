@@ -408,12 +408,12 @@ async def retract(request: Request, session: Change, memory_id: str,
         return _result(request, session, "The memory is active again", [
             f"{_quote(edge)} is active again: it can be recalled in your conversations."],
             _memory_links(memory_id),
-            (f"/memories/{memory_id}/retract", {}, "Undo: mark it wrong again"))
+            (f"/memories/{path(memory_id)}/retract", {}, "Undo: mark it wrong again"))
     return _result(request, session, "The memory is marked wrong", [
         f"{_quote(edge)} is marked wrong: it will never be recalled again, not even as "
         "history.", "It is kept, with today's date, in case you change your mind."],
         _memory_links(memory_id),
-        (f"/memories/{memory_id}/retract", {"undo": "true"}, "Undo: it was right"))
+        (f"/memories/{path(memory_id)}/retract", {"undo": "true"}, "Undo: it was right"))
 
 
 @router.post("/memories/{memory_id:path}/correct")
@@ -448,7 +448,7 @@ async def correct(request: Request, session: Change, memory_id: str,
                 "in its history and is never recalled.")
     return _result(request, session, "The memory is corrected", said,
                    _memory_links(after.id),
-                   (f"/memories/{after.id}/correct/undo", {}, "Undo the correction"))
+                   (f"/memories/{path(after.id)}/correct/undo", {}, "Undo the correction"))
 
 
 @router.post("/memories/{memory_id:path}/correct/undo")
@@ -476,7 +476,7 @@ async def rename(request: Request, session: Change, entity_id: str,
     old, done = await in_thread(request, change)
     return _result(request, session, "Renamed", [f"{old} is called {done.name} now."],
                    _entity_links(done.entity_id),
-                   (f"/entities/{done.entity_id}/rename", {"name": old},
+                   (f"/entities/{path(done.entity_id)}/rename", {"name": old},
                     f"Undo: call it {old} again"))
 
 
@@ -490,10 +490,10 @@ async def aliases(request: Request, session: Change, entity_id: str,
     also = ", ".join(done.aliases) if done.aliases else "nothing else"
     said = [f"{done.name} is also called: {also}.", *(n[:1].upper() + n[1:] + "."
                                                        for n in done.notes)]
-    undo = ((f"/entities/{done.entity_id}/aliases", {"remove": add.strip()},
+    undo = ((f"/entities/{path(done.entity_id)}/aliases", {"remove": add.strip()},
              f"Undo: {add.strip()} is not another name for it") if add.strip()
             and add.strip() in done.aliases else
-            (f"/entities/{done.entity_id}/aliases", {"add": remove.strip()},
+            (f"/entities/{path(done.entity_id)}/aliases", {"add": remove.strip()},
              f"Undo: {remove.strip()} is another name for it") if remove.strip() else None)
     return _result(request, session, "Other names changed", said,
                    _entity_links(done.entity_id), undo)
@@ -510,7 +510,7 @@ async def merge(request: Request, session: Change, entity_id: str,
         said.append("Memories between the two were put aside; undoing the merge puts them "
                     "back.")
     return _result(request, session, "Merged", said, _entity_links(done.entity_id),
-                   (f"/merges/{done.merge_record_id}/undo", {}, "Undo this merge"))
+                   (f"/merges/{path(done.merge_record_id)}/undo", {}, "Undo this merge"))
 
 
 @router.post("/merges/{record_id:path}/undo")
