@@ -113,7 +113,9 @@ def test_the_readme_serve_block_extracts_each_conversation_through_its_upstream(
             extra_headers={"X-Pegasus-Conversation": "held-over-messages"})
         close(url, "held-over-messages")
         assert closed(settings, user_id, "held-over-messages")["status"] == "closed"
+        # opening that chat consolidated the paused "next" through its own model (design §9)
         assert [(e["api"], e["model"], e["key"]) for e in upstream.extractions[1:]] == [
+            ("chat", "gpt-4o-mini", "Bearer sk-upstream-1"),
             ("messages", "claude-sonnet-4-5", "sk-ant-upstream-1")]
 
 
