@@ -160,7 +160,9 @@ def page(url: str, user_id: str) -> None:
     csrf = re.search(r'name="csrf" value="([0-9a-f]+)"', listed.text).group(1)
     searched = browser.post("/search", data={"q": "Qzxbelle at Qzxcorp", "csrf": csrf})
     assert searched.status_code == 200 and "Qzxbelle" in searched.text
-    entity = re.search(r'href="/entities/([^"]+)"', listed.text).group(1)
+    # the list links each memory; the memory's page links its ends
+    story = browser.get(re.search(r'href="(/memories/[^"/]+)"', listed.text).group(1))
+    entity = re.search(r'href="/entities/([^"]+)"', story.text).group(1)
     assert browser.get(f"/entities/{entity}").status_code == 200
     renamed = browser.post(f"/entities/{entity}/rename",
                            data={"name": "Qzxbellissima", "csrf": csrf})
