@@ -326,7 +326,8 @@ class Memory:
     def _record_turns(self, query: Query, user_id: str, conversation_id: str,
                       turns: list[dict[str, Any]], at: datetime | None, source: str,
                       model: str | None, vectors: dict[str, Any] | None = None) -> Recorded:
-        turns = screen_turns(turns)  # no secret is recorded (design §15)
+        # `turns` come screened (`record`; `warm` sends a fixed text): screening a long turn
+        # again here would double its cost on the proxy's memory budget.
         self._check_turn_sizes(turns)
         rows: list[dict[str, Any]] = [{"id": t.get("id"), "json": json.dumps(
                     {"role": t["role"], "content": t["content"]}, ensure_ascii=False)}
