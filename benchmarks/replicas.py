@@ -46,7 +46,7 @@ from tests.serve.servers import StubUpstream, serving
 
 ROOT = Path(__file__).resolve().parents[1]
 SAID = "my sister Maya is training for the Oslo marathon in June"
-TOKEN = re.compile(r"\[(u\d+-c\d+)\]")
+TOKEN = re.compile(r"\[(u\d+-c\d+)\] turn (\d+):")
 
 
 class ScriptedExtractor(BaseChatModel):
@@ -60,8 +60,11 @@ class ScriptedExtractor(BaseChatModel):
         return "replica-script"
 
     def _generate(self, messages, stop=None, run_manager=None, **kwargs) -> ChatResult:
-        human = next(m.content for m in messages if isinstance(m, HumanMessage))
-        found = TOKEN.search(str(human))
+        human = str(next(m.content for m in messages if isinstance(m, HumanMessage)))
+        # The turns this call extracts: the TRANSCRIPT's, not the earlier ones shown as context
+        # when the conversation was consolidated in-session before (design §9).
+        new = human.split("TRANSCRIPT\n", 1)[-1].split("\n\nKNOWN MEMORY", 1)[0]
+        found = sorted({f"{c}#{t}" for c, t in TOKEN.findall(new)})
         first = not any(isinstance(m, AIMessage) for m in messages)
         if first:
             calls = [{"name": "record_entity", "id": "c1", "type": "tool_call",
@@ -73,8 +76,8 @@ class ScriptedExtractor(BaseChatModel):
         else:
             calls = [{"name": "finish", "id": "c3", "type": "tool_call", "args": {}}]
         with open(self.log_path, "a", encoding="utf-8") as log:
-            log.write(f"{'extract' if first else 'finish'} "
-                      f"{found.group(1) if found else '?'} {os.getpid()}\n")
+            for turn in found or ["?"]:
+                log.write(f"{'extract' if first else 'finish'} {turn} {os.getpid()}\n")
         return ChatResult(generations=[ChatGeneration(
             message=AIMessage(content="", tool_calls=calls))])
 
@@ -252,17 +255,29 @@ def run(env: dict[str, str], folder: Path, users: int = 50, conversations: int =
         "turns_accepted": sum(len(t) for t in result["accepted"].values()),
         "turns_lost": lost, "closes_accepted": len(result["closes"]),
         "closes_unfinished": len(pending),
-        **extraction_counts(calls, str(group.processes[0].pid), list(result["closes"]),
-                            result["accepted_by_killed"]),
+        # Counted per turn: a conversation consolidated in-session (its user opened another
+        # one) and then closed is two extractions of different turns, never of the same one.
+        **extraction_counts(calls, str(group.processes[0].pid),
+                            turn_keys(result["accepted"], result["closes"]),
+                            turn_keys(result["accepted"], result["accepted_by_killed"])),
         "decay_passes": decay_runs,
         "errors": dict(result["errors"]), "seconds": result["seconds"],
         "killed_after_s": result["killed_after_s"],
     }
 
 
+def turn_keys(accepted: dict[str, list[str]], conversations: Any) -> list[str]:
+    """`conversation#turn` for each accepted user turn of these conversations."""
+    return [f"{c}#{t}" for c in conversations for text in accepted.get(c, [])
+            for _, t in TOKEN.findall(text)]
+
+
 def extraction_counts(calls: list[tuple[str, str, str]], dead_pid: str, closes: list[str],
                       accepted_by_killed: list[str]) -> dict[str, int]:
-    """What the extraction log says ((`extract` | `finish`, conversation, pid) per model call).
+    """What the extraction log says ((`extract` | `finish`, item, pid) per model call and item
+    it extracts; run() counts per turn, `conversation#turn`, since a conversation consolidated
+    in-session is extracted in parts, design §9). `closes`: the items that must end extracted;
+    `accepted_by_killed`: those of the closes the killed replica accepted.
 
     The model's `finish` comes before the commit, and the commit before the close is marked
     `closed`. A close that the killed replica finished and another replica finished again was
@@ -284,7 +299,7 @@ def extraction_counts(calls: list[tuple[str, str, str]], dead_pid: str, closes: 
         "missing_extractions": sum(1 for c in closes if finished[c] == 0),
         "extractions_cut_off": sum(started.values()) - sum(finished.values()),
         "finished_by_the_killed_replica_before_its_commit": len(redone),
-        "closes_accepted_by_the_killed_replica": len(accepted_by_killed),
+        "accepted_by_the_killed_replica": len(accepted_by_killed),
         "of_those_left_unfinished_when_it_died": len(left),
         "finished_by_the_others": sum(1 for c in left if by_others[c]),
     }

@@ -16,7 +16,8 @@ serves both:
 
 Gemini CLI (`BeforeAgent`, `AfterAgent` with `prompt_response`, `SessionEnd`), Qwen Code (Claude
 Code's names and shapes) and GitHub Copilot CLI (`userPromptTransformed`, answered with
-`modifiedTransformedPrompt`; `agentStop`, whose reply is read from its transcript; `sessionEnd`)
+`modifiedTransformedPrompt`; `agentStop`, whose reply is read from its transcript; `sessionEnd`,
+which Copilot starts without waiting for `agentStop`'s hook, so it sends the reply too, once)
 are the same three moments under other names: `canonical` maps them.
 
 The server's URL and the key come from PEGASUS_URL / PEGASUS_API_KEY, else from the client file
@@ -47,6 +48,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import stat
 import sys
 import urllib.error
@@ -78,6 +80,9 @@ NOTICE_FOR_MODEL = ("Notice from the user's memory tool (Pegasus), for the user:
                     "user this in one short sentence at the start of your reply, once.")
 KEPT_SESSIONS = 1000  # continuation ids remembered, newest last
 KEPT_REFUSED = 100  # items set aside, newest last, for the person to look at
+KEPT_SENT = 200  # ids of the turns sent last: a turn two hooks both hold is sent once
+# A session id that may name a folder (Copilot CLI's are UUIDs).
+SESSION_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
 # 4xx answers that do not mean "this item is wrong": the key (401, 403), "try later" (408, 429).
 NOT_ABOUT_THE_ITEM = {401, 403, 408, 429}
 # A spool file is never opened through a symbolic link someone planted where it goes.
@@ -125,17 +130,20 @@ class Spool:
         self.conversations: dict[str, str] = data.get("conversations", {})
         self.down: bool = data.get("down", False)
         self.refused: list[dict[str, Any]] = data.get("refused", [])
+        self.sent: list[str] = [i for i in data.get("sent", []) if isinstance(i, str)]
 
     def save(self) -> None:
         for old in list(self.conversations)[:-KEPT_SESSIONS]:
             del self.conversations[old]
         del self.refused[:-KEPT_REFUSED]
+        del self.sent[:-KEPT_SENT]
         temporary = self.path.with_name(self.path.name + ".tmp")
         # The spool holds the user's prompts: readable by its owner only (docs/privacy.md).
         with open(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | NOFOLLOW, 0o600),
                   "w", encoding="utf-8") as out:
             out.write(json.dumps({"pending": self.pending, "conversations": self.conversations,
-                                  "down": self.down, "refused": self.refused}))
+                                  "down": self.down, "refused": self.refused,
+                                  "sent": self.sent}))
         os.chmod(temporary, 0o600)  # a leftover .tmp of an older version kept its mode
         os.replace(temporary, self.path)
 
@@ -240,6 +248,12 @@ def last_assistant_message(transcript: object) -> str | None:
     """The last assistant message of the last turn in a Copilot CLI transcript (JSON Lines of
     events: `{"type": "user.message", …}`, then `{"type": "assistant.message", "data":
     {"content": …}}`, …); None when the turn has none."""
+    found = last_assistant_event(transcript)
+    return found[0] if found else None
+
+
+def last_assistant_event(transcript: object) -> tuple[str, str | None] | None:
+    """The last assistant message of the transcript's last turn and its `messageId`."""
     if not isinstance(transcript, str) or not transcript:
         return None
     found = None
@@ -255,10 +269,21 @@ def last_assistant_message(transcript: object) -> str | None:
                     found = None
                 elif (event.get("type") == "assistant.message" and isinstance(data, dict)
                         and isinstance(data.get("content"), str) and data["content"].strip()):
-                    found = data["content"]
+                    message_id = data.get("messageId")
+                    found = (data["content"],
+                             message_id if isinstance(message_id, str) else None)
     except OSError:
         return None
     return found
+
+
+def copilot_transcript(session: object) -> str | None:
+    """Where Copilot CLI keeps a session's events ($COPILOT_HOME/session-state/<id>/
+    events.jsonl); None for an id that is not a plain name (never a path someone sends)."""
+    if not isinstance(session, str) or not SESSION_NAME.fullmatch(session):
+        return None
+    home = os.environ.get("COPILOT_HOME") or os.path.join(os.path.expanduser("~"), ".copilot")
+    return os.path.join(home, "session-state", session, "events.jsonl")
 
 
 def canonical(event: str, payload: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -270,26 +295,35 @@ def canonical(event: str, payload: dict[str, Any]) -> tuple[str, dict[str, Any]]
     same = {**payload, "session_id": session}
     if event == "AfterAgent":
         same["last_assistant_message"] = payload.get("prompt_response")
-    elif event == "agentStop":
-        same["last_assistant_message"] = last_assistant_message(
-            payload.get("transcriptPath", payload.get("transcript_path")))
+    elif event in ("agentStop", "sessionEnd"):
+        # Copilot CLI starts `sessionEnd` without waiting for `agentStop`'s hook: whichever
+        # takes the spool first sends the turn's reply (read from the transcript), under an id
+        # made from its message id, so the other finds it sent (Spool.sent).
+        path = (payload.get("transcriptPath", payload.get("transcript_path"))
+                if event == "agentStop" else copilot_transcript(session))
+        found = last_assistant_event(path)
+        if found is not None:
+            same["last_assistant_message"], same["assistant_message_id"] = found
     return SAME_AS[event], same
 
 
-def item_for(event: str, payload: dict[str, Any]) -> dict[str, Any] | None:
-    """What the event asks to send (a turn, a close), or None."""
+def items_for(event: str, payload: dict[str, Any]) -> list[dict[str, Any]]:
+    """What the event asks to send (a turn, a close; a session end that knows the last reply
+    sends it before the close)."""
     session = payload.get("session_id")
     if not isinstance(session, str) or not session.strip():
-        return None
+        return []
     if event == "SessionEnd":
-        return {"session": session, "close": True}
+        return [*items_for("Stop", payload), {"session": session, "close": True}]
     role, text = {"UserPromptSubmit": ("user", payload.get("prompt")),
                   "Stop": ("assistant", payload.get("last_assistant_message"))}.get(
         event, (None, None))
     if role is None or not isinstance(text, str) or not text.strip():
-        return None
-    return {"session": session,
-            "turn": {"id": uuid.uuid4().hex, "role": role, "content": text}}
+        return []
+    message_id = payload.get("assistant_message_id") if role == "assistant" else None
+    turn_id = (uuid.uuid5(uuid.NAMESPACE_URL, f"copilot:{session}/{message_id}").hex
+               if isinstance(message_id, str) and message_id else uuid.uuid4().hex)
+    return [{"session": session, "turn": {"id": turn_id, "role": role, "content": text}}]
 
 
 def run(event: str, payload: dict[str, Any], server: Server, path: Path,
@@ -297,17 +331,22 @@ def run(event: str, payload: dict[str, Any], server: Server, path: Path,
     """Spool the event's item, send what waits, recall for a prompt; the block, if any.
     `notice` hears what the person must be told once per session (extraction off)."""
     notice = notice or warn
-    item = item_for(event, payload)
+    items = items_for(event, payload)
+    item = items[-1] if items else None
     with locked_spool(path) as spool:
         # A session's first prompt (its id not yet on the spool) learns whether the server
         # extracts: told once per session, as the CLI shows it (main).
         first_prompt = (event == "UserPromptSubmit" and item is not None
                         and item["session"] not in spool.conversations)
-        if item is not None:
-            spool.pending.append(item)
+        if items:
+            spool.pending.extend(items)
             spool.save()
         problem = None
         while spool.pending:
+            if spool.pending[0].get("turn", {}).get("id") in spool.sent:
+                spool.pending.pop(0)  # sent already, by the other hook of the same moment
+                spool.save()
+                continue
             try:
                 said = send(server, spool, spool.pending[0])
                 if first_prompt and spool.pending[0] is item and extraction_notice(said):
@@ -321,7 +360,9 @@ def run(event: str, payload: dict[str, Any], server: Server, path: Path,
             except OSError as exc:
                 problem = str(getattr(exc, "reason", None) or exc)
                 break
-            spool.pending.pop(0)
+            sent = spool.pending.pop(0)
+            if "turn" in sent:
+                spool.sent.append(sent["turn"]["id"])
             spool.save()
         if problem is not None:
             if not spool.down:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -120,6 +121,10 @@ def too_old(version: str) -> bool:
     return major < 2025
 
 
+# How long closing a store waits for a thread still in a session (a request that outlived its
+# deadline, a background probe) before it closes the connections under it anyway.
+CLOSE_WAIT_S = 10.0
+
 URI_SCHEMES = {"bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc"}
 
 
@@ -181,10 +186,29 @@ class Store:
         # a recall right after a commit reads from a server that has the commit (causal
         # consistency); on a single server it costs nothing.
         self.bookmarks = GraphDatabase.bookmark_manager()
+        # Sessions in use, so that close() waits for a thread still in one (a request the
+        # server stopped waiting for, a background probe): the driver's connections are not
+        # safe to close under a thread that writes to them.
+        self._in_use = 0
+        self._settled = threading.Condition()
 
-    def _session(self, **config: Any) -> neo4j.Session:
-        return self.driver.session(database=self.database, bookmark_manager=self.bookmarks,
-                                   max_transaction_retry_time=self.retry_window(), **config)
+    @contextlib.contextmanager
+    def _using(self) -> Iterator[None]:
+        with self._settled:
+            self._in_use += 1
+        try:
+            yield
+        finally:
+            with self._settled:
+                self._in_use -= 1
+                self._settled.notify_all()
+
+    @contextlib.contextmanager
+    def _session(self, **config: Any) -> Iterator[neo4j.Session]:
+        with self._using(), self.driver.session(
+                database=self.database, bookmark_manager=self.bookmarks,
+                max_transaction_retry_time=self.retry_window(), **config) as session:
+            yield session
 
     def retry_window(self) -> float:
         """How long a unit of work may still be retried: neo4j_retry_time_s, cut short by the
@@ -195,14 +219,18 @@ class Store:
             window = min(window, until - time.monotonic())
         return max(window, 0.0)
 
-    def close(self) -> None:
+    def close(self, wait_s: float = CLOSE_WAIT_S) -> None:
+        """Close the driver once no thread is in a session (waiting up to `wait_s`)."""
+        with self._settled:
+            self._settled.wait_for(lambda: self._in_use == 0, timeout=wait_s)
         self.driver.close()
 
     def verify(self) -> None:
         """Fail with one clear line when a setting is wrong: the server cannot be reached, it
         refuses the credentials, the database does not exist, or it is older than 2025.01."""
         try:
-            self.driver.verify_connectivity()
+            with self._using():
+                self.driver.verify_connectivity()
             version = self.server_version()
         except (AuthError, ClientError, ServiceUnavailable, OSError) as exc:
             problem = connection_problem(exc, self.settings, self.uri)

@@ -115,7 +115,8 @@ def test_a_5_26_store_upgrades_to_2026_and_recalls():
                                      "V0010__id_lookup.cypher",
                                      "V0011__merge_record_shape.cypher",
                                      "V0012__snippet_meaning_index.cypher",
-                                     "V0013__snippet_said_index.cypher"]
+                                     "V0013__snippet_said_index.cypher",
+                                     "V0014__passages.cypher"]
             with GraphDatabase.driver(state.bolt_uri, auth=(state.user, state.password)) as d:
                 centred = d.execute_query(
                     "MATCH (k:Key {user_id: $u}) RETURN count(k) AS n, "

@@ -23,14 +23,14 @@ ROOT = Path(__file__).resolve().parents[2]
 HOOK = Path(sys.executable).parent / "pegasus-hook"
 
 
-def run_hook(event: str, payload: dict | str, url: str, spool: Path, key: str | None = KEY
-             ) -> subprocess.CompletedProcess:
+def run_hook(event: str, payload: dict | str, url: str, spool: Path, key: str | None = KEY,
+             **more: str) -> subprocess.CompletedProcess:
     """The hook as a CLI runs it: the event's JSON on stdin, its answer on stdout."""
     # A loaded machine may take more than the hook's 5 s for a recall; what these tests check
     # is what the hook says and keeps, not how fast (a server that is down fails at once).
     env = {"PATH": os.environ["PATH"], "PEGASUS_URL": url, "PEGASUS_HOOK_SPOOL": str(spool),
            "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)]),
-           "PEGASUS_HOOK_TIMEOUT_S": "50"}
+           "PEGASUS_HOOK_TIMEOUT_S": "50", **more}
     if key:
         env["PEGASUS_API_KEY"] = key
     data = payload if isinstance(payload, str) else json.dumps(payload)
@@ -277,3 +277,47 @@ def test_with_no_key_in_the_environment_the_hook_uses_what_connect_wrote(server,
                          env=env, capture_output=True, text=True, timeout=60)
     assert ran.returncode == 0 and ran.stderr == "", ran.stderr
     assert recorded(memory, user_id, "k1") == [{"role": "user", "content": "hi"}]
+
+
+@pytest.mark.parametrize("first", ["sessionEnd", "agentStop"])
+def test_copilot_cli_ending_the_session_before_the_turn_hook_ran_loses_no_reply(
+        server, user_id, tmp_path, first):
+    """Copilot CLI starts `sessionEnd` without waiting for `agentStop`'s hook: whichever runs
+    first, the reply lands once, in the conversation it belongs to, before the close; no
+    continuation is opened for it (the race CI caught with the real CLI)."""
+    url, memory = server
+    spool = tmp_path / "spool.json"
+    session = "6e96c1de-96f1-4dfb-b5b8-42e278ee887a"
+    home = tmp_path / "copilot"
+    transcript = home / "session-state" / session / "events.jsonl"
+    transcript.parent.mkdir(parents=True)
+    transcript.write_text("\n".join(json.dumps(e) for e in [
+        {"type": "user.message", "data": {"content": "hello"}},
+        {"type": "assistant.message", "data": {"messageId": "m-1", "content": "Hi there."}},
+        {"type": "assistant.turn_end", "data": {}}]) + "\n")
+    run_hook("userPromptTransformed", {"sessionId": session, "prompt": "hello",
+                                       "transformedPrompt": "hello"}, url, spool,
+             COPILOT_HOME=str(home))
+    events = {"agentStop": {"sessionId": session, "transcriptPath": str(transcript),
+                            "stopReason": "end_turn"},
+              "sessionEnd": {"sessionId": session, "reason": "complete"}}
+    for event in (first, *(e for e in events if e != first)):
+        ran = run_hook(event, events[event], url, spool, COPILOT_HOME=str(home))
+        assert ran.returncode == 0 and ran.stdout == "" and ran.stderr == "", ran.stderr
+    assert recorded(memory, user_id, session) == [
+        {"role": "user", "content": "hello"}, {"role": "assistant", "content": "Hi there."}]
+    assert memory.conversation_state(user_id, session)["status"] in ("closing", "closed")
+    assert not memory.conversation_state(user_id, f"{session}.2")["exists"]
+    assert json.loads(spool.read_text())["pending"] == []
+
+
+def test_a_copilot_session_id_that_is_a_path_reads_no_transcript(tmp_path, monkeypatch):
+    from pegasus.hook import canonical, copilot_transcript
+
+    monkeypatch.setenv("COPILOT_HOME", str(tmp_path))
+    secret = tmp_path / "session-state" / ".." / "x"
+    assert copilot_transcript("../../etc") is None and copilot_transcript("a/b") is None
+    assert copilot_transcript("") is None and copilot_transcript(None) is None
+    assert copilot_transcript("c-1") == str(tmp_path / "session-state" / "c-1" / "events.jsonl")
+    assert "last_assistant_message" not in canonical(
+        "sessionEnd", {"sessionId": str(secret), "reason": "complete"})[1]
