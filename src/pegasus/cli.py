@@ -695,6 +695,9 @@ def connect_agent(
     key: Annotated[str | None, typer.Option(
         help="Your key for pegasus serve (PEGASUS_API_KEY, else the one connect kept).")]
     = None,
+    trust_folder: Annotated[list[Path] | None, typer.Option(
+        "--trust-folder", help="Gemini CLI: trust this project folder (it runs hooks only in "
+        "trusted folders); repeat for more.")] = None,
 ) -> None:
     """Connect a coding agent to your memory: writes its hooks (or plugin) in its own files
     under HOME, with pegasus-hook's full path, then checks them as `pegasus doctor` does."""
@@ -719,7 +722,8 @@ def connect_agent(
         lines = connect(chosen, places,
                         url or os.environ.get("PEGASUS_URL") or known.get("url")
                         or "http://127.0.0.1:8080",
-                        key or os.environ.get("PEGASUS_API_KEY") or known.get("key") or "")
+                        key or os.environ.get("PEGASUS_API_KEY") or known.get("key") or "",
+                        trust=trust_folder or [])
     except ConnectError as exc:
         fail(exc)
     _agent_lines(lines)

@@ -26,7 +26,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,6 +50,11 @@ class Places:
     codex_home: Path
     copilot_home: Path
     config_home: Path
+    gemini_cli_home: Path | None = None  # GEMINI_CLI_HOME: Gemini's HOME, when set
+
+    @property
+    def gemini_home(self) -> Path:
+        return self.gemini_cli_home or self.home
 
     @classmethod
     def from_environment(cls, environ: dict[str, str] | None = None) -> Places:
@@ -58,7 +63,9 @@ class Places:
         return cls(home=home,
                    codex_home=Path(env.get("CODEX_HOME") or home / ".codex"),
                    copilot_home=Path(env.get("COPILOT_HOME") or home / ".copilot"),
-                   config_home=Path(env.get("XDG_CONFIG_HOME") or home / ".config"))
+                   config_home=Path(env.get("XDG_CONFIG_HOME") or home / ".config"),
+                   gemini_cli_home=Path(env["GEMINI_CLI_HOME"]) if env.get("GEMINI_CLI_HOME")
+                   else None)
 
 
 def hook_program() -> Path:
@@ -225,7 +232,7 @@ AGENTS: dict[str, Agent] = {agent.id: agent for agent in (
     Agent("gemini", "Gemini CLI", "Gemini CLI hooks",
           "hooks: BeforeAgent recalls into the prompt and records it, AfterAgent records the "
           "reply, SessionEnd closes the conversation",
-          lambda p: p.home / ".gemini" / "settings.json",
+          lambda p: p.gemini_home / ".gemini" / "settings.json",
           HooksFile({"BeforeAgent": 10000, "AfterAgent": 10000, "SessionEnd": 3000},
                     named=True)),
     Agent("copilot", "GitHub Copilot CLI", "Copilot CLI hooks",
@@ -297,8 +304,10 @@ def dump(config: dict[str, Any]) -> str:
 # --- connect, disconnect, check ----------------------------------------------------------
 
 def connect(agent: Agent, places: Places, url: str, key: str,
-            hook: Path | None = None, codex: str | None = None) -> list[str]:
-    """Write the agent's Pegasus part and the client file; what was done, line by line."""
+            hook: Path | None = None, codex: str | None = None,
+            trust: Sequence[Path] = ()) -> list[str]:
+    """Write the agent's Pegasus part and the client file; what was done, line by line.
+    `trust`: folders Gemini CLI is told to trust (it runs hooks only in trusted folders)."""
     if not key:
         raise ConnectError("no key: give --key, or set PEGASUS_API_KEY (a key of "
                            "PEGASUS_API_KEYS on the server)")
@@ -310,6 +319,10 @@ def connect(agent: Agent, places: Places, url: str, key: str,
     done.append(write_text(client, dump({"url": url, "key": key}), mode=0o600))
     if agent.id == "codex":
         done += trust_codex_hooks(places, path, codex)
+    if agent.id == "gemini":
+        done += trust_gemini_folders(places, trust)
+    elif trust:
+        raise ConnectError("--trust-folder is Gemini CLI's step; other agents have none")
     lines = [line for line in done if line]
     if not any(line.startswith("wrote ") for line in lines):
         lines.insert(0, f"{agent.name} was already connected: nothing changed")
@@ -387,6 +400,36 @@ def _client_key(places: Places) -> str | None:
     except (OSError, ValueError, AttributeError):
         return None
     return key if isinstance(key, str) and key else None
+
+
+# --- Gemini CLI's trust step ----------------------------------------------------------------
+
+GEMINI_TRUST_NOTE = ("Gemini CLI runs hooks only in folders you trust: answer its trust "
+                     "question in each project, or run `pegasus connect gemini --trust-folder "
+                     "DIR`")
+
+
+def trust_gemini_folders(places: Places, folders: Sequence[Path]) -> list[str]:
+    """Gemini CLI runs no hook (and a headless run stops) in a folder the person has not
+    trusted (`security.folderTrust`, on by default). Trusting a folder is the person's choice,
+    so connect trusts only the folders named (`TRUST_FOLDER` in ~/.gemini/trustedFolders.json,
+    as Gemini's own question writes it; the other entries kept); without any, it says how."""
+    if not folders:
+        return [GEMINI_TRUST_NOTE]
+    for folder in folders:
+        if not folder.is_dir():
+            raise ConnectError(f"--trust-folder {folder}: not a folder; nothing was changed")
+    path = places.gemini_home / ".gemini" / "trustedFolders.json"
+    trusted = read_json(path)
+    for name, level in trusted.items():
+        if not isinstance(level, str):
+            raise ConnectError(f"{path}: {name!r} has no trust level; fix it, then run again; "
+                               "nothing was changed")
+    for folder in folders:
+        trusted[str(folder.resolve())] = "TRUST_FOLDER"
+    changed = write_text(path, dump(trusted), mode=0o600)
+    named = ", ".join(str(f.resolve()) for f in folders)
+    return [changed, f"Gemini CLI trusts {named}"] if changed else []
 
 
 # --- Codex's trust step --------------------------------------------------------------------

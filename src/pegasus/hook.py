@@ -16,8 +16,9 @@ serves both:
 
 Gemini CLI (`BeforeAgent`, `AfterAgent` with `prompt_response`, `SessionEnd`), Qwen Code (Claude
 Code's names and shapes) and GitHub Copilot CLI (`userPromptTransformed`, answered with
-`modifiedTransformedPrompt`; `agentStop`, whose reply is read from its transcript; `sessionEnd`,
-which Copilot starts without waiting for `agentStop`'s hook, so it sends the reply too, once)
+`modifiedTransformedPrompt`; `agentStop`, whose reply is read from its transcript, waiting a
+moment for Copilot to write it; `sessionEnd`, which sends that reply too when agentStop could
+not, once)
 are the same three moments under other names: `canonical` maps them.
 
 The server's URL and the key come from PEGASUS_URL / PEGASUS_API_KEY, else from the client file
@@ -51,6 +52,7 @@ import os
 import re
 import stat
 import sys
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -80,6 +82,7 @@ NOTICE_FOR_MODEL = ("Notice from the user's memory tool (Pegasus), for the user:
                     "user this in one short sentence at the start of your reply, once.")
 KEPT_SESSIONS = 1000  # continuation ids remembered, newest last
 KEPT_REFUSED = 100  # items set aside, newest last, for the person to look at
+TRANSCRIPT_WAIT_S = 3.0  # how long agentStop waits for the reply to reach the transcript
 KEPT_SENT = 200  # ids of the turns sent last: a turn two hooks both hold is sent once
 # A session id that may name a folder (Copilot CLI's are UUIDs).
 SESSION_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
@@ -296,12 +299,18 @@ def canonical(event: str, payload: dict[str, Any]) -> tuple[str, dict[str, Any]]
     if event == "AfterAgent":
         same["last_assistant_message"] = payload.get("prompt_response")
     elif event in ("agentStop", "sessionEnd"):
-        # Copilot CLI starts `sessionEnd` without waiting for `agentStop`'s hook: whichever
-        # takes the spool first sends the turn's reply (read from the transcript), under an id
-        # made from its message id, so the other finds it sent (Spool.sent).
+        # Both read the turn's reply from the transcript, under an id made from its message id:
+        # when agentStop did not find it in time (or was cut off), sessionEnd sends it before
+        # the close, and a reply sent already is not sent again (Spool.sent).
         path = (payload.get("transcriptPath", payload.get("transcript_path"))
                 if event == "agentStop" else copilot_transcript(session))
         found = last_assistant_event(path)
+        # Copilot writes its transcript in the background: the turn's reply may reach the file
+        # a moment after agentStop starts (seen in CI), so that hook waits a little for it.
+        waited = time.monotonic() + (TRANSCRIPT_WAIT_S if event == "agentStop" else 0.0)
+        while found is None and time.monotonic() < waited:
+            time.sleep(0.05)
+            found = last_assistant_event(path)
         if found is not None:
             same["last_assistant_message"], same["assistant_message_id"] = found
     return SAME_AS[event], same

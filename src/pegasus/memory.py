@@ -596,7 +596,13 @@ class Memory:
             source = self.extraction_for(model)
             if not source.on:
                 return Extracted(outcome="awaiting", why=source.why, turns=start)
-            report = self._extract_and_commit(user_id, conversation_id, new, at, model,
+            # Remembered when it was said: a conversation recorded with its own dates (an
+            # imported history, a backlog) is dated by its last turn, not by this run.
+            said: Any = state.get("last_active_at")
+            said = said.to_native() if isinstance(said, neo4j.time.DateTime) else said
+            when = at if at is not None or not isinstance(said, datetime) else min(
+                aware(said), aware(None))
+            report = self._extract_and_commit(user_id, conversation_id, new, when, model,
                                               turns[:start], (start, len(turns)))
             if not report.skipped:
                 return Extracted(outcome="extracted", report=report, turns=len(turns))

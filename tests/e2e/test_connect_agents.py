@@ -67,10 +67,11 @@ def base_env(home: Path) -> dict[str, str]:
             "PEGASUS_HOOK_TIMEOUT_S": "8"}
 
 
-def pegasus_connect(home: Path, agent: str, serve: str) -> subprocess.CompletedProcess:
+def pegasus_connect(home: Path, agent: str, serve: str, *more: str
+                    ) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "pegasus", "connect", agent, "--url", serve,
-                           "--key", KEY], env=base_env(home), capture_output=True, text=True,
-                          timeout=120)
+                           "--key", KEY, *more], env=base_env(home), capture_output=True,
+                          text=True, timeout=120)
 
 
 def run_cli(home: Path, command: list[str], **env: str) -> subprocess.CompletedProcess:
@@ -82,10 +83,10 @@ def run_cli(home: Path, command: list[str], **env: str) -> subprocess.CompletedP
 
 def gemini(home: Path, message: str, url: str) -> subprocess.CompletedProcess:
     # a fixed model: "auto" first asks a classifier model, which the stub does not play;
-    # headless runs in an untrusted folder stop (Gemini runs no hook there either)
+    # the project folder is trusted by `pegasus connect gemini --trust-folder` (headless runs
+    # in an untrusted folder stop, and Gemini runs no hook there either)
     return run_cli(home, [str(BIN / "gemini"), "-p", message, "-m", "gemini-2.5-flash"],
-                   GOOGLE_GEMINI_BASE_URL=url, GEMINI_API_KEY="model-key",
-                   GEMINI_CLI_TRUST_WORKSPACE="true")
+                   GOOGLE_GEMINI_BASE_URL=url, GEMINI_API_KEY="model-key")
 
 
 def copilot(home: Path, message: str, url: str) -> subprocess.CompletedProcess:
@@ -120,14 +121,18 @@ def test_a_fact_taught_in_gemini_cli_is_recalled_in_copilot_cli_and_qwen_code(
     (home / ".gemini").mkdir(parents=True)
     (home / ".gemini" / "settings.json").write_text(json.dumps(
         {"security": {"auth": {"selectedType": "gemini-api-key"}}}))
+    (home / "project").mkdir()
     for agent in ("gemini", "copilot", "qwen"):
-        connected = pegasus_connect(home, agent, serve)
+        trust = ["--trust-folder", str(home / "project")] if agent == "gemini" else []
+        connected = pegasus_connect(home, agent, serve, *trust)
         assert connected.returncode == 0, connected.stdout + connected.stderr
         assert connected.stdout.splitlines()[-1].startswith("check: ok: "), connected.stdout
-        again = pegasus_connect(home, agent, serve)
+        again = pegasus_connect(home, agent, serve, *trust)
         assert again.stdout.splitlines()[0].endswith("was already connected: nothing changed")
     settings_json = json.loads((home / ".gemini" / "settings.json").read_text())
     assert settings_json["security"] == {"auth": {"selectedType": "gemini-api-key"}}
+    assert json.loads((home / ".gemini" / "trustedFolders.json").read_text()) == {
+        str((home / "project").resolve()): "TRUST_FOLDER"}
 
     # A server's first recall plans its queries: on a busy machine that alone can take the
     # hook's 10 s, and the CLI then goes on without memory (what this test is not about).

@@ -175,6 +175,9 @@ def test_with_an_llm_the_backlog_is_extracted_oldest_first(settings, user_id, tm
         assert set(found) == {("User", "HAS_SISTER", "Maya"), ("User", "HAS_BROTHER", "Tomas")}
         maya = found[("User", "HAS_SISTER", "Maya")]
         assert len(maya.conversations) == 2  # 7 and 123: the same sister, twice
+        # remembered when it was said (March-April 2023), not when the import extracted it
+        assert maya.created_at.startswith("2023-03-") and maya.said_at.startswith("2023-0")
+        assert maya.touched_at.startswith("2023-0"), maya.touched_at
         block = memory.recall(user_id, "How is Maya doing?").render()
         assert "Bergen" in block or "Oslo marathon" in block
 

@@ -282,9 +282,10 @@ def test_with_no_key_in_the_environment_the_hook_uses_what_connect_wrote(server,
 @pytest.mark.parametrize("first", ["sessionEnd", "agentStop"])
 def test_copilot_cli_ending_the_session_before_the_turn_hook_ran_loses_no_reply(
         server, user_id, tmp_path, first):
-    """Copilot CLI starts `sessionEnd` without waiting for `agentStop`'s hook: whichever runs
-    first, the reply lands once, in the conversation it belongs to, before the close; no
-    continuation is opened for it (the race CI caught with the real CLI)."""
+    """Copilot CLI writes its transcript in the background, so `agentStop` may find no reply
+    yet (CI, with the real CLI): `sessionEnd` sends it then. Whichever hook finds it, the
+    reply lands once, in the conversation it belongs to, before the close; no continuation is
+    opened for it."""
     url, memory = server
     spool = tmp_path / "spool.json"
     session = "6e96c1de-96f1-4dfb-b5b8-42e278ee887a"

@@ -8,6 +8,8 @@ import json
 import os
 import stat
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -285,6 +287,25 @@ def test_copilot_cli_events_read_as_claude_codes(tmp_path):
     assert last_assistant_message(None) is None
 
 
+def test_agent_stop_waits_for_a_reply_copilot_writes_a_moment_later(tmp_path):
+    transcript = tmp_path / "events.jsonl"
+    transcript.write_text(json.dumps({"type": "user.message", "data": {"content": "hi"}}) + "\n")
+
+    def reply_later() -> None:
+        time.sleep(0.4)
+        with transcript.open("a") as out:
+            out.write(json.dumps({"type": "assistant.message",
+                                  "data": {"messageId": "m-9", "content": "Hello."}}) + "\n")
+
+    writer = threading.Thread(target=reply_later)
+    writer.start()
+    event, payload = canonical("agentStop", {"sessionId": "c1",
+                                             "transcriptPath": str(transcript)})
+    writer.join()
+    assert (event, payload["last_assistant_message"], payload["assistant_message_id"]) == (
+        "Stop", "Hello.", "m-9")
+
+
 def test_the_hook_reads_the_client_file_when_the_environment_names_no_key(tmp_path,
                                                                             monkeypatch):
     from pegasus import hook as hooks
@@ -298,3 +319,27 @@ def test_the_hook_reads_the_client_file_when_the_environment_names_no_key(tmp_pa
     (tmp_path / "pegasus" / "client.json").write_text("[1]")
     assert hooks.client_settings() == {}
     assert os.environ.get("XDG_CONFIG_HOME") == str(tmp_path)
+
+
+def test_gemini_trusts_only_the_folders_named_and_keeps_the_persons_own(places, hook,
+                                                                        tmp_path):
+    project = tmp_path / "work" / "project"
+    project.mkdir(parents=True)
+    trusted = tmp_path / "home" / ".gemini" / "trustedFolders.json"
+    trusted.parent.mkdir(parents=True, exist_ok=True)
+    trusted.write_text(json.dumps({"/srv/mine": "TRUST_PARENT", "/tmp/no": "DO_NOT_TRUST"}))
+    plain = connect(AGENTS["gemini"], places, URL, KEY, hook=hook)
+    assert connecting.GEMINI_TRUST_NOTE in plain
+    lines = connect(AGENTS["gemini"], places, URL, KEY, hook=hook, trust=[project])
+    assert f"Gemini CLI trusts {project.resolve()}" in lines
+    assert json.loads(trusted.read_text()) == {"/srv/mine": "TRUST_PARENT",
+                                               "/tmp/no": "DO_NOT_TRUST",
+                                               str(project.resolve()): "TRUST_FOLDER"}
+    assert stat.S_IMODE(trusted.stat().st_mode) == 0o600
+    again = connect(AGENTS["gemini"], places, URL, KEY, hook=hook, trust=[project])
+    assert again[0] == "Gemini CLI was already connected: nothing changed"
+    with pytest.raises(ConnectError, match="not a folder"):
+        connect(AGENTS["gemini"], places, URL, KEY, hook=hook, trust=[tmp_path / "missing"])
+    with pytest.raises(ConnectError, match="Gemini CLI's step"):
+        connect(AGENTS["qwen"], places, URL, KEY, hook=hook, trust=[project])
+    assert str((tmp_path / "missing").resolve()) not in json.loads(trusted.read_text())
