@@ -151,3 +151,24 @@ def test_invisible_characters_are_marked_on_the_page_and_sent_back_exact(setting
             assert memory.entity(user_id, boss.target_id).aliases == []
             block = client.post("/search", data={"csrf": csrf, "q": "Sarah boss"}).text
             assert "\\U000e006f\\U000e0062" in block and tagged[0] not in block
+
+
+def test_a_hostile_id_recalled_is_reinforced_at_the_close_and_forgotten_from_the_log(imported):
+    """The read log names each edge by its ids joined with "/": an id holding "/" or "%" is
+    escaped there, so the close reinforces the right edge and forgetting it takes it out."""
+    _, memory, user_id, _ = imported
+    for conversation in ("later", "forgets"):
+        recall = memory.recall(user_id, "my boss Sarah", conversation_id=conversation)
+        assert recall.edge_ids == [HOSTILE["m1"]]
+    memory.settle_reads()
+    assert memory.close_conversation(user_id, "later") == 1
+    [edge] = [e for e in memory.edges(user_id) if e.id == HOSTILE["m1"]]
+    assert edge.touched_at > "2026-06", edge.touched_at  # reinforced now, not the file's date
+
+    def pending(conversation: str) -> list[str]:
+        return memory.store.query("read/read_log", user_id=user_id,
+                                  conversation_id=conversation)[0]["pending"]
+
+    assert len(pending("forgets")) == 1 and pending("forgets")[0].count("/") == 2
+    memory.forget_memory(user_id, HOSTILE["m1"])
+    assert pending("forgets") == []

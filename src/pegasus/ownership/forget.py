@@ -25,6 +25,7 @@ from pegasus.merge.records import MergeFields
 from pegasus.merge.undo import revert_record
 from pegasus.models.reports import ForgetReport
 from pegasus.ownership.refs import one_edge, resolve_entity
+from pegasus.recall.read_log import read_log_id
 from pegasus.settings import Settings
 from pegasus.snippets import sync_sightings
 from pegasus.store import Store, run
@@ -77,7 +78,8 @@ class _Erasure:
             entity_ids=sorted(self.entity_ids), conversation_ids=conversation_ids)[0]["forgotten"]
         drop_stale_keys(tx, user_id, self.lost_forms, self.labels)
         if self.edge_ids:
-            run(tx, "ownership/clean_read_logs", user_id=user_id, edge_ids=sorted(self.edge_ids))
+            run(tx, "ownership/clean_read_logs", user_id=user_id,
+                edge_ids=sorted(read_log_id(i) for i in self.edge_ids))
         after = run(tx, "write/partition_stats", user_id=user_id, now=self.now, self_id=None)
         self.report.keys = max(self.key_count - after[0]["key_count"], 0) if after else 0
         return self.report

@@ -17,16 +17,27 @@ from pegasus.store import Store, run
 log = logging.getLogger(__name__)
 
 
+def read_log_id(value: str) -> str:
+    """An id as a read-log entry writes it: "%" and "/" escaped, so an id that holds "/" (an
+    imported one may) never splits into two."""
+    return value.replace("%", "%25").replace("/", "%2F")
+
+
+def _id_of(part: str) -> str:
+    return part.replace("%2F", "/").replace("%25", "%")
+
+
 def read_log_entry(source_id: str, edge_id: str, target_id: str) -> str:
-    """One edge in a conversation's read log: "source/edge/target"."""
-    return f"{source_id}/{edge_id}/{target_id}"
+    """One edge in a conversation's read log: "source/edge/target", each id escaped."""
+    return "/".join(read_log_id(i) for i in (source_id, edge_id, target_id))
 
 
 def read_log_row(entry: str) -> dict[str, str | None]:
     """A read-log entry as a reinforce row; entries logged before targets were ("source/edge")
     have no target."""
     source_id, edge_id, *target = entry.split("/", 2)
-    return {"source_id": source_id, "edge_id": edge_id, "target_id": target[0] if target else None}
+    return {"source_id": _id_of(source_id), "edge_id": _id_of(edge_id),
+            "target_id": _id_of(target[0]) if target else None}
 
 
 @dataclass(frozen=True)

@@ -180,7 +180,8 @@ class ConversationRecord(_Record):
     committed_at: Instant | None = None
     closed_at: Instant | None = None
     mentions: Ids = Field(default_factory=list)
-    read_log: list[Annotated[str, StringConstraints(max_length=3 * MAX_ID_CHARS + 2)]] = Field(
+    # three ids, each escaped ("/" → "%2F": up to three characters for one)
+    read_log: list[Annotated[str, StringConstraints(max_length=9 * MAX_ID_CHARS + 2)]] = Field(
         default_factory=list, max_length=MAX_LIST)
     reads_reinforced: Count = 0
     turns: list[TurnRecord] | None = None
