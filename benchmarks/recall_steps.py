@@ -111,12 +111,15 @@ def main() -> None:
                 return mem.recall(user, text, conversation_id=f"c{i}", at=NOW)
             return run
 
+        def per_query(user: str, text: str):
+            cut, params, embedded = engine.prepare(text)
+            return engine._explain(mem.store.query, user, cut, NOW, params, None, embedded)
+
         for i in range(WARMUP_RECALLS + args.recalls):
             user = rng.choice(loader.users)
             text = message(rng, loader.names[user])
             reads = {
-                "one transaction per query": lambda u=user, t=text: engine._explain(
-                    mem.store.query, u, t, NOW, None),
+                "one transaction per query": lambda u=user, t=text: per_query(u, t),
                 "one read transaction": lambda u=user, t=text: engine.explain(u, t, NOW),
             }
             logs = {"read log written before returning": log_with(False, user, text, i),

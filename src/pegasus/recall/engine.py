@@ -159,6 +159,17 @@ class RecallParams:
                    s.write_context_chars, s.write_context_words, passages=False)
 
 
+@dataclass(frozen=True)
+class Embedded:
+    """What a recall embeds before its transaction: the message's content words, those the
+    first seed search asks, their vectors, and the message's meaning (None: no passages)."""
+
+    every: list[str]
+    guess: list[str]
+    guessed: np.ndarray
+    meaning: np.ndarray | None
+
+
 class RecallEngine:
     def __init__(self, store: Store, embedder: Embedder, settings: Settings) -> None:
         self.store = store
@@ -399,8 +410,24 @@ class RecallEngine:
         """The whole recall without the read log, its reads in one read transaction (one
         begin and commit instead of one per query; design §7, "Round trips"). `exclude`: the
         conversation asking, whose own recorded turns are never quoted back to it."""
-        return self.store.read(lambda tx: self._explain(partial(run_values, tx), user_id, text, now,
-                                                        params, exclude))
+        text, params, embedded = self.prepare(text, params)
+        return self.store.read(lambda tx: self._explain(
+            partial(run_values, tx), user_id, text, now, params, exclude, embedded))
+
+    def prepare(self, text: str, params: RecallParams | None = None
+                ) -> tuple[str, RecallParams, Embedded]:
+        """The message as recall reads it, the parameters, and what it embeds, before any
+        transaction: a retried transaction repeats no model call, and none holds a transaction
+        open while the model runs (the later embeddings hit the word and text caches)."""
+        s = self.settings
+        params = params or RecallParams.for_recall(s)
+        text = head_and_tail(text, params.chars)  # a huge message costs what its ends cost (#35)
+        every = content_words(text)
+        guess = head_and_tail(every, params.words + 2 * NAME_WORDS_SPARE)
+        guessed = self.embedder.embed(guess)
+        meaning = (self.message_vector(text, guessed)
+                   if params.passages and s.passage_candidates else None)
+        return text, params, Embedded(every, guess, guessed, meaning)
 
     def _passage_search(self, user_id: str, words: list[str], meaning: np.ndarray,
                         exclude: str | None) -> dict[str, Any]:
@@ -417,22 +444,18 @@ class RecallEngine:
         }
 
     def _explain(self, query: Query, user_id: str, text: str, now: datetime,
-                 params: RecallParams | None, exclude: str | None = None) -> Explained:
+                 params: RecallParams, exclude: str | None, embedded: Embedded) -> Explained:
         s = self.settings
-        params = params or RecallParams.for_recall(s)
-        text = head_and_tail(text, params.chars)  # a huge message costs what its ends cost (#35)
         # The first seed search reads the partition too (decisions.md, "Recall in two
         # statements"): it searches the words the recall keeps and NAME_WORDS_SPARE more at
         # each end; the user's own names are dropped after, and the kept words are exactly
         # those a search after reading the partition would keep (dropping names before the cut
         # matters: 3 of 474 dev-set blocks moved when names were dropped after it). It finds
         # the passages of recorded turns too, by the same words and the message's meaning.
-        every = content_words(text)
-        guess = head_and_tail(every, params.words + 2 * NAME_WORDS_SPARE)
+        every, guess, guessed = embedded.every, embedded.guess, embedded.guessed
         mean, _ = load_centre(self.embedder.model_name, self.embedder.dimensions)
-        guessed = self.embedder.embed(guess)
-        search = (self._passage_search(user_id, guess, self.message_vector(text, guessed), exclude)
-                  if params.passages and s.passage_candidates else None)
+        search = (self._passage_search(user_id, guess, embedded.meaning, exclude)
+                  if embedded.meaning is not None else None)
         first = self.first_search(user_id, centre(guessed, mean), query, search)
         partition = first.partition
         words = head_and_tail([w for w in every if not names_user(w, partition)], params.words)
