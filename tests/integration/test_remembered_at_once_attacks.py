@@ -12,24 +12,16 @@ import pytest
 from langchain_core.messages import AIMessage
 
 from pegasus import Memory
-from pegasus.clock import parse_instant
 from pegasus.serve.conversations import Conversations
 from tests.helpers import call, rel, scripted_model
-
-T0 = parse_instant("2026-12-07T10:00:00Z")
-TOLD = "my brother Piet teaches chemistry in Ghent"
-ASKED = "what does my brother teach?"
-
-
-def said(memory: Memory, user_id: str, conversation: str, text: str, at=T0) -> None:
-    memory.record_turns(user_id, conversation, [{"role": "user", "content": text}], at=at)
+from tests.integration.test_remembered_at_once import ASKED, T0, TOLD, quoted, said
 
 
 def pending(memory: Memory, user_id: str, text: str, conversation: str | None = None,
             at=T0) -> list[str]:
     """The pending quotes a recall shows."""
-    recall = memory.recall(user_id, text, conversation_id=conversation, at=at)
-    return [s.text for s in recall.snippets if s.pending]
+    return [text for text, waiting in quoted(memory, user_id, text, conversation, at)
+            if waiting]
 
 
 def passages(raw_driver, user_id: str) -> list[str]:
