@@ -57,6 +57,12 @@ class HostileUpstream:
                 return
             event = f"data: {json.dumps({'choices': [{'delta': {'content': self.piece}}]})}\n\n"
             while True:  # a model stuck in a loop, with no token limit
+                if self.mode == "halves":  # each event in two writes, the pause between
+                    yield event[:len(event) // 2]
+                    await asyncio.sleep(self.pause_s)
+                    yield event[len(event) // 2:]
+                    self.sent += 1
+                    continue
                 yield event
                 self.sent += 1
                 await asyncio.sleep(self.pause_s)
@@ -162,6 +168,25 @@ def test_a_stream_that_never_stops_is_cut_at_the_reply_deadline(settings, user_i
         turns = recorded(memory, user_id, "endless-sse")
         assert [t["role"] for t in turns] == ["user", "assistant"]
         assert turns[1]["content"] == "x" * 5000
+
+
+def test_a_stream_cut_mid_event_ends_with_whole_events_and_a_clean_error_event(settings,
+                                                                               user_id):
+    """The upstream writes each event in two halves with the pause between them: the cut at
+    the deadline falls inside an event. Only whole events are relayed, so the error event is read as one
+    (an outside attack saw it glued onto half an event, unreadable as JSON)."""
+    with hostile(settings, user_id, upstream_reply_s=1.0) as (url, upstream, _):
+        upstream.mode, upstream.pause_s = "halves", 0.05
+        received = b""
+        with httpx.stream("POST", url + "/v1/chat/completions", **ask(True, "halves"),
+                          timeout=30) as answer:
+            for chunk in answer.iter_raw():
+                received += chunk
+    *events, last = received.rstrip(b"\n").split(b"\n\n")
+    assert events and all(json.loads(e.removeprefix(b"data: "))["choices"][0]["delta"][
+        "content"] == CHUNK for e in events)
+    assert last.startswith(b"event: error\ndata: ")
+    assert "upstream_reply_s (1 s)" in json.loads(last.split(b"data: ", 1)[1])["error"]["message"]
 
 
 def test_a_long_reply_is_relayed_whole_and_recorded_up_to_max_turn_chars(settings, user_id):

@@ -301,6 +301,14 @@ async def _answer(request: Request, user: str, client: httpx.AsyncClient, path: 
     return JSONResponse(answer, headers=prepared.headers)
 
 
+def event_end(data: bytes) -> int:
+    """Where the last whole server-sent event in `data` ends (after its blank line); 0 when
+    none has ended yet."""
+    ends = [at + len(blank) for blank in (b"\n\n", b"\r\n\r\n", b"\r\r")
+            if (at := data.rfind(blank)) >= 0]
+    return max(ends, default=0)
+
+
 def _stream(request: Request, user: str, prepared: Prepared, upstream: httpx.Response,
             piece_of: Callable[[Any], str | None], deadline: float) -> StreamingResponse:
     """Relay the upstream's server-sent events as they arrive; record the reply at the end.
@@ -327,25 +335,40 @@ def _stream(request: Request, user: str, prepared: Prepared, upstream: httpx.Res
             pieces.append(piece[:limit - kept])
             kept += len(pieces[-1])
 
+    def error_event(message: str) -> bytes:
+        # An error event, as the providers end a stream that fails mid-way (the OpenAI and
+        # Anthropic SDKs raise it); the reply so far is recorded.
+        return ("event: error\ndata: " + json.dumps(
+            {"type": "error", "error": {"type": "upstream_error", "message": message}})
+            + "\n\n").encode()
+
     async def relay():
         pending = b""
+        # Relayed event by event: what is held back is the upstream's unfinished event, so a
+        # cut never leaves half an event for the error event to be read into.
+        unsent = b""
         chunks = upstream.aiter_raw()
         try:
             while True:
                 with anyio.move_on_after(max(deadline - anyio.current_time(), 0)) as late:
                     chunk = await anext(chunks, None)
                 if late.cancelled_caught:
-                    # An error event, as the providers end a stream that fails mid-way (the
-                    # OpenAI and Anthropic SDKs raise it); the reply so far is recorded.
-                    message = (f"the upstream's reply was cut at upstream_reply_s "
-                               f"({settings.upstream_reply_s:g} s)")
-                    yield ("event: error\ndata: " + json.dumps(
-                        {"type": "error", "error": {"type": "upstream_error",
-                                                    "message": message}}) + "\n\n").encode()
+                    yield error_event(f"the upstream's reply was cut at upstream_reply_s "
+                                      f"({settings.upstream_reply_s:g} s)")
                     return
                 if chunk is None:
+                    if unsent:
+                        yield unsent
                     break
-                yield chunk
+                unsent += chunk
+                whole = event_end(unsent)
+                if whole:
+                    yield unsent[:whole]
+                    unsent = unsent[whole:]
+                if len(unsent) > line_limit:  # no event is this long
+                    yield error_event(f"an event of the upstream's reply is over "
+                                      f"upstream_max_bytes ({line_limit:,} bytes)")
+                    return
                 pending += chunk
                 *lines, pending = pending.split(b"\n")
                 for line in lines:
