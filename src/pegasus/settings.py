@@ -310,6 +310,10 @@ class Settings(BaseSettings):
     header_timeout_s: float = Field(default=10.0, gt=0)
     body_timeout_s: float = Field(default=30.0, gt=0)
     body_min_rate: int = Field(default=32 * 1024, ge=1)
+    # ... and an export's reader must take each part of it within send_timeout_s: an export
+    # holds its snapshot's lock until it ends, so a client that stops reading is cut off (a
+    # broken transfer) rather than holding the person's other writes.
+    send_timeout_s: float = Field(default=30.0, gt=0)
 
     # --- limits on input --------------------------------------------------------------------
     max_transcript_chars: int = 2_000_000

@@ -47,16 +47,21 @@ log = logging.getLogger(__name__)
 
 # When the work of the current request must have ended (time.monotonic()); None outside one.
 _deadline: ContextVar[float | None] = ContextVar("pegasus_deadline", default=None)
+_writes_bounded: ContextVar[bool] = ContextVar("pegasus_writes_bounded", default=False)
 
 
 @contextlib.contextmanager
-def deadline(seconds: float) -> Iterator[None]:
+def deadline(seconds: float, writes: bool = True) -> Iterator[None]:
     """Bound every retry of the Neo4j work inside to `seconds` from now (a request's
-    deadline): a unit of work is not tried again after it, and fails with a clear error."""
+    deadline): a unit of work is not tried again after it, and fails with a clear error.
+    `writes`: each write transaction also ends by then (not for work that may rightly write
+    longer, such as a whole import)."""
     token = _deadline.set(time.monotonic() + seconds)
+    bounded = _writes_bounded.set(writes)
     try:
         yield
     finally:
+        _writes_bounded.reset(bounded)
         _deadline.reset(token)
 
 
@@ -265,11 +270,25 @@ class Store:
         return self._retrying(work)
 
     def write(self, fn: Callable[[ManagedTransaction], T]) -> T:
-        """Run `fn` in one write transaction: all of it commits, or none of it."""
+        """Run `fn` in one write transaction: all of it commits, or none of it. Within a
+        request's deadline the transaction ends with it: a write that waits on a lock another
+        transaction holds (an export's) fails then, instead of holding its request."""
+        until = _deadline.get()
+        bounded = fn
+        if until is not None and _writes_bounded.get():
+            bounded = neo4j.unit_of_work(timeout=max(until - time.monotonic(), 0.1))(fn)
+
         def work() -> T:
             with self._session() as session:
-                return session.execute_write(fn)
-        return self._retrying(work)
+                return session.execute_write(bounded)
+        try:
+            return self._retrying(work)
+        except ClientError as exc:
+            if "TransactionTimedOut" not in (exc.code or ""):
+                raise
+            raise Neo4jUnavailableError(
+                "the change waited on another one (an export, a merge) past the request's "
+                "deadline; nothing was written: try again") from exc
 
     def rehearse(self, fn: Callable[[ManagedTransaction], object]) -> None:
         """Run `fn` in one write transaction that is rolled back: Neo4j plans and runs its

@@ -218,3 +218,42 @@ def test_an_export_reads_one_state_of_the_partition(settings, user_id, raw_drive
     assert records[-1] == {"type": "end", "entities": 3, "memories": 2, "conversations": 1,
                            "merge_records": 0}
     assert re.search("I know Zed", "".join(rest)) is None
+
+
+def test_a_reader_that_stops_reading_an_export_is_cut_off_and_holds_no_write(settings,
+                                                                             user_id):
+    """An export holds its snapshot's lock until it ends: a client that opened one and
+    stopped reading held the person's commits for the export's 600 s (outside attack). Each
+    part must reach the client within send_timeout_s: the stalled reader is cut off, its
+    transaction ends, and the commit waiting on it goes through."""
+    import socket
+
+    with served(settings, user_id, send_timeout_s=2.0) as memory, \
+            serving(create_app(memory)) as url:
+        memory.commit(user_id, "c1", WORK, at=T1)
+        words = "my sister Ines moved to Lisbon last spring and loves it there " * 3000
+        for n in range(5):  # ~9 MB of turns: more than the sockets' buffers hold
+            memory.record_turns(user_id, f"long-{n}", [
+                {"role": "user", "content": words[:180_000]} for _ in range(10)])
+        host, port = urlparse(url).hostname, urlparse(url).port
+        stalled = socket.socket()
+        stalled.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        stalled.connect((host, port))
+        stalled.sendall(f"GET /v1/memory/export?with_turns=true HTTP/1.1\r\nHost: {host}\r\n"
+                        f"Authorization: Bearer {KEY}\r\n\r\n".encode())
+        assert stalled.recv(1024).startswith(b"HTTP/1.1 200")  # then it reads no more
+        started = time.monotonic()
+        committed = httpx.post(url + "/v1/memory/commit", headers=AUTH, timeout=60, json={
+            "conversation_id": "c2", "batch": {"entities": [{"name": "Ana", "kind": "PERSON"}],
+                                               "relations": [rel("User", "HAS_FRIEND", "Ana",
+                                                                 "my friend Ana")]}})
+        assert committed.status_code == 200, committed.text
+        assert time.monotonic() - started < 30  # the cut at ~2 s, not the export's 600 s
+        # the stalled reader's transfer was broken: draining it finds no end line
+        stalled.settimeout(30)
+        rest = b""
+        with contextlib.suppress(OSError):
+            while chunk := stalled.recv(1 << 16):
+                rest += chunk
+        stalled.close()
+        assert b'"type": "end"' not in rest and b'"type":"end"' not in rest

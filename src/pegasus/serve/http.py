@@ -15,6 +15,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
+from starlette.types import Message, Send
 
 from pegasus.clock import client_instant
 from pegasus.errors import Neo4jUnavailableError, PegasusError, http_status
@@ -144,7 +145,7 @@ async def in_thread(request: Request, fn: Callable[..., T], *args: Any, bounded:
     seconds = settings.request_deadline_s
 
     def work() -> T:
-        with deadline(seconds):
+        with deadline(seconds, writes=bounded):
             return fn(*args)
 
     if not bounded:
@@ -181,6 +182,31 @@ class BrokenExport(Exception):
     incomplete transfer, and the file lacks its end line (design §11)."""
 
 
+class SendDeadline(StreamingResponse):
+    """A streamed response whose every part must reach the client within `send_timeout_s`
+    (uvicorn waits while the client's socket is full): a reader that stops reading is cut off,
+    and what the stream holds (an export's transaction and lock) is let go."""
+
+    def __init__(self, *args: Any, send_timeout_s: float, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.send_timeout_s = send_timeout_s
+
+    async def stream_response(self, send: Send) -> None:
+        async def bounded(message: Message) -> None:
+            with anyio.fail_after(self.send_timeout_s):
+                await send(message)
+
+        try:
+            await super().stream_response(bounded)
+        finally:
+            # An async generator left by an exception is closed only when collected: closed
+            # now, its `finally` ends the export's transaction (and lock) at once.
+            close = getattr(self.body_iterator, "aclose", None)
+            if close is not None:
+                with anyio.CancelScope(shield=True):
+                    await close()
+
+
 async def streamed_export(request: Request, user: str, with_turns: bool) -> StreamingResponse:
     """An export as a response (the API's and the page's). Its first line is read before the
     response starts, within the request deadline: an unreachable Neo4j, or one that fails the
@@ -202,5 +228,6 @@ async def streamed_export(request: Request, user: str, with_turns: bool) -> Stre
             with anyio.CancelScope(shield=True):
                 await run_in_threadpool(lines.close)  # type: ignore[attr-defined]
 
-    return StreamingResponse(body(), media_type="application/x-ndjson", headers={
-        "Content-Disposition": 'attachment; filename="pegasus-memory.jsonl"'})
+    return SendDeadline(body(), media_type="application/x-ndjson", headers={
+        "Content-Disposition": 'attachment; filename="pegasus-memory.jsonl"'},
+        send_timeout_s=memory_of(request).settings.send_timeout_s)
