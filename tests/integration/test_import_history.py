@@ -97,6 +97,12 @@ def test_a_file_that_is_no_export_is_refused_by_line(broken, says):
     ("chatgpt", lambda c: [n["message"].update(create_time="soon") for n in
                            c["mapping"].values() if n["message"]],
      "a message's `create_time` is not a date ('soon')"),
+    # dated in the future (outside attack: year 9999 was recorded, quoted, never swept)
+    ("chatgpt", lambda c: [n["message"].update(create_time=253402214400) for n in
+                           c["mapping"].values() if n["message"]],
+     "a message's `create_time` lies in the future (9999-12-31"),
+    ("claude", lambda c: c["chat_messages"][0].update(created_at="9999-01-01T00:00:00Z"),
+     "`created_at` lies in the future (9999-01-01"),
     ("claude", lambda c: c["chat_messages"][1].update(sender="robot"),
      "message 2: `sender` is 'robot', not human or assistant"),
     ("claude", lambda c: c.pop("uuid"), "has no `uuid`"),

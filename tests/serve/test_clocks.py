@@ -177,3 +177,23 @@ def test_an_import_file_cannot_date_a_memory_in_the_future(settings, user_id, tm
         assert memory.import_memory(user_id, path, replace=True).memories == 1
         [imported] = memory.memories(user_id)
         assert imported.touched_at.startswith("2020-01-01")
+
+
+@pytest.mark.parametrize("record, field", [
+    ("memory", "said_at"), ("memory", "created_at"), ("memory", "reinforced_at"),
+    ("memory", "sightings"), ("entity", "created_at"), ("entity", "updated_at"),
+    ("conversation", "closed_at"), ("conversation", "started_at"), ("header", "exported_at")])
+def test_every_date_a_file_says_happened_is_refused_in_the_future(settings, user_id, tmp_path,
+                                                                   record, field):
+    """Outside attack: only touched_at was bounded; a said_at of 9999 was imported and quoted
+    as "9999-12-31". A memory's expires_at alone may lie ahead (it ends then)."""
+    with Memory(settings) as memory:
+        memory.commit(user_id, "c1", BATCH)
+        records = [json.loads(line) for line in memory.export(user_id)]
+        [line] = [r for r in records if r["type"] == record][:1]
+        line[field] = ([FAR] if field == "reinforced_at" else
+                       [{"conversation_id": "c1", "at": FAR}] if field == "sightings" else FAR)
+        path = tmp_path / "future.jsonl"
+        path.write_text("".join(json.dumps(r) + "\n" for r in records))
+        with pytest.raises(InvalidExportError, match=r"9999-12-31.* lies in the future"):
+            memory.import_memory(user_id, path, replace=True)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Final, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -68,6 +69,20 @@ MAX_TRANSCRIPT_CHARS = Settings.model_fields["max_transcript_chars"].default
 IMPORT_CLOCK_SKEW = timedelta(days=1)
 
 
+def _not_ahead(value: datetime) -> datetime:
+    # What a file says happened (a memory said, touched, reinforced, a conversation closed)
+    # cannot lie ahead of this server's clock by more than its skew (design §6, "Who sets
+    # the clock"): a memory dated 9999 would never decay and be quoted with that date.
+    if value > now() + IMPORT_CLOCK_SKEW:
+        raise ValueError(f"{value.isoformat()} lies in the future (what a file says happened "
+                         "cannot have happened yet)")
+    return value
+
+
+# An instant of the past (every date of a file but a memory's `expires_at`).
+Past = Annotated[Instant, AfterValidator(_not_ahead)]
+
+
 class _Record(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
@@ -81,7 +96,7 @@ class Header(_Record):
     version: int
     minor: Count = 0
     user_id: Id
-    exported_at: Instant
+    exported_at: Past
     with_turns: bool = False
 
 
@@ -99,12 +114,24 @@ class EntityRecord(_Record):
     conversations: Ids = Field(default_factory=list)
     provisional: bool = False
     is_self: bool = False
-    created_at: Instant | None = None
-    updated_at: Instant | None = None
+    created_at: Past | None = None
+    updated_at: Past | None = None
 
 
 class SightingRecord(_Record):
     """One conversation's sighting of a memory (stored as JSON text on the edge)."""
+
+    @field_validator("at")
+    @classmethod
+    def _a_past_instant(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                when = datetime.fromisoformat(value.replace("Z", "+00:00"))
+            except ValueError as exc:
+                raise ValueError(f"{value[:40]!r} is not an ISO 8601 instant") from exc
+            if when.tzinfo is not None:
+                _not_ahead(when)
+        return value
 
     conversation_id: Id
     at: IsoText | None = None
@@ -123,36 +150,27 @@ class MemoryRecord(_Record):
     target_id: Id
     strength: float
     strength_at_touch: float
-    touched_at: Instant
+    touched_at: Past
     confidence: Confidence | None = None
     stability: Stability
     cardinality: Cardinality
     expires_at: Instant | None = None
     dormant: bool = False
     expired: bool = False
-    superseded_at: Instant | None = None
+    superseded_at: Past | None = None
     superseded_by: Id | None = None
     superseded_in: Id | None = None
-    retracted_at: Instant | None = None
+    retracted_at: Past | None = None
     snippet: Words
     evidence: Words | None = None
-    said_at: Instant | None = None  # when the words shown were said
+    said_at: Past | None = None  # when the words shown were said
     said_in: Id | None = None  # and in which conversation
     conversations: Ids = Field(default_factory=list)
     sightings: list[SightingRecord] = Field(default_factory=list, max_length=MAX_LIST)
     reinforcements: Count = 0
-    reinforced_at: list[Instant] = Field(default_factory=list, max_length=MAX_LIST)
-    created_at: Instant | None = None
+    reinforced_at: list[Past] = Field(default_factory=list, max_length=MAX_LIST)
+    created_at: Past | None = None
 
-    @field_validator("touched_at")
-    @classmethod
-    def _not_ahead(cls, value: datetime) -> datetime:
-        # A memory touched in the future never decays (design §6, "Who sets the clock"): a
-        # file may come from a clock a little ahead, never from years ahead.
-        if value > now() + IMPORT_CLOCK_SKEW:
-            raise ValueError(f"{value.isoformat()} lies in the future (a memory touched then "
-                             "would never decay)")
-        return value
 
 
 class TurnRecord(_Record):
@@ -175,10 +193,10 @@ class ConversationRecord(_Record):
         default_factory=list, max_length=MAX_TAGS)
     source: Word | None = None
     batch_hash: Id | None = None
-    started_at: Instant | None = None
-    ended_at: Instant | None = None
-    committed_at: Instant | None = None
-    closed_at: Instant | None = None
+    started_at: Past | None = None
+    ended_at: Past | None = None
+    committed_at: Past | None = None
+    closed_at: Past | None = None
     mentions: Ids = Field(default_factory=list)
     # three ids, each escaped ("/" → "%2F": up to three characters for one)
     read_log: list[Annotated[str, StringConstraints(max_length=9 * MAX_ID_CHARS + 2)]] = Field(

@@ -37,7 +37,9 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel
 
+from pegasus.clock import now
 from pegasus.errors import InvalidHistoryError
+from pegasus.transfer.format import IMPORT_CLOCK_SKEW
 
 Source = Literal["chatgpt", "claude"]
 NAMES = {"chatgpt": "ChatGPT", "claude": "Claude"}
@@ -212,7 +214,16 @@ def conversation_id(source: Source, export_id: str) -> str:
 
 
 def _instant(value: Any, what: str) -> datetime | None:
-    """An export's date (epoch seconds, or ISO-8601) as an aware datetime; None for none."""
+    """An export's date (epoch seconds, or ISO-8601) as an aware datetime; None for none. A
+    date past this server's clock (beyond a day's skew) is refused: a conversation dated 9999
+    would be quoted with that date and never swept."""
+    at = _parsed(value, what)
+    if at is not None and at > now() + IMPORT_CLOCK_SKEW:
+        raise ValueError(f"{what} lies in the future ({at.isoformat()})")
+    return at
+
+
+def _parsed(value: Any, what: str) -> datetime | None:
     if value is None:
         return None
     if isinstance(value, bool):
