@@ -471,3 +471,22 @@ def test_an_id_no_link_can_name_is_refused(tmp_path, line, field, dots):
     with pytest.raises(InvalidExportError, match=rf"^line {line} \(\w+\): id: '{re.escape(dots)}' "
                                                  "cannot be named in a link"):
         importer.check(write(tmp_path / "f.jsonl", records))
+
+
+@pytest.mark.parametrize(("line", "field"), [(2, "id"), (4, "id"), (6, "id")])
+@pytest.mark.parametrize("bad", ["trail ", " lead", "Ex\ty", "E. ", "nul\x00", "bell\x07"])
+def test_an_id_a_page_would_trim_or_cannot_carry_is_refused(tmp_path, line, field, bad):
+    """Outside attack: entity ids with a space at an end or a tab imported, then their page
+    links answered "no entity named 'trail'" (trimmed); they could never be opened."""
+    records = whole()
+    old = records[line - 1][field]
+    records[line - 1][field] = bad
+    for record in records:
+        for key in ("source_id", "target_id"):
+            if record.get(key) == old:
+                record[key] = bad
+        if "mentions" in record:
+            record["mentions"] = [bad if m == old else m for m in record["mentions"]]
+    with pytest.raises(InvalidExportError, match=rf"^line {line} \(\w+\): id: .* begins or "
+                                                 "ends with a space or holds a control"):
+        importer.check(write(tmp_path / "f.jsonl", records))

@@ -16,6 +16,7 @@ import contextlib
 import json
 import os
 import socket
+import unicodedata
 import uuid
 from collections.abc import Callable, Iterator
 from datetime import datetime
@@ -237,6 +238,13 @@ def _check_header(data: Any, number: int) -> None:
 DOT_SEGMENTS = frozenset({".", ".."})
 
 
+def _linkable(record_id: str) -> bool:
+    """An id a link and a form carry exactly: no space at either end (forms and path
+    parameters trim them), no control character."""
+    return record_id == record_id.strip() and not any(
+        unicodedata.category(c) == "Cc" for c in record_id)
+
+
 class _Taken:
     """The file's generated ids, compared in batches with every other user's partition."""
 
@@ -294,6 +302,11 @@ def check(path: Path, store: Store | None = None, user_id: str | None = None) ->
         if record.type != "conversation" and record.id in DOT_SEGMENTS:
             raise InvalidExportError(f"line {number} ({record.type}): id: {record.id!r} cannot "
                                      "be named in a link (a browser reads it as a folder)")
+        if record.type != "conversation" and not _linkable(record.id):
+            raise InvalidExportError(
+                f"line {number} ({record.type}): id: {record.id!r} begins or ends with a space "
+                "or holds a control character: no page could open it (Pegasus's own ids never "
+                "do)")
         if isinstance(record, EntityRecord):
             if record.id in entity_ids:
                 raise InvalidExportError(f"line {number} (entity): id: a second entity "
