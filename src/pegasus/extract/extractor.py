@@ -29,6 +29,7 @@ from tenacity import (
 from pegasus.errors import ExtractionError
 from pegasus.llm import prompt
 from pegasus.models.batch import ConversationIn, EntityIn, ExtractionBatch, ForgetIn, RelationIn
+from pegasus.recall.render import visible
 
 log = logging.getLogger(__name__)
 
@@ -125,8 +126,12 @@ def batch_from(items: list[dict[str, Any]]) -> ExtractionBatch:
 
 
 def transcript_block(turns: list[dict[str, str]], with_assistant: bool) -> str:
+    """The turns as the extraction model reads them. A character that draws as nothing (tag
+    characters, zero-width runs, bidi overrides) is shown as a mark, as on the memory page:
+    text the person could not see ("ASCII smuggling") never reaches the model as an
+    instruction. Snippets are checked against the turns as said (clean.py), marks or not."""
     return "\n".join(
-        f"{t['role'].upper()}: {t['content']}" for t in turns
+        f"{t['role'].upper()}: {visible(t['content'])}" for t in turns
         if t["role"] == "user" or (with_assistant and t["role"] == "assistant")
     )
 
