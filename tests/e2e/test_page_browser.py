@@ -178,14 +178,19 @@ def test_a_person_sees_searches_forgets_and_exports_their_memory(page, chromium,
     assert "Acme is in Lisbon" in page_text(chromium)  # its timeline
     accessible(chromium)
     shoot(chromium, tmp_path, "page-entity.png")
-    # Search: the block the model would get.
+    # Search: what a message recalls, in the list's sentences and the person's words; the
+    # block the model would get, exactly, folded.
     chromium.find_element(By.LINK_TEXT, "Search").click()
     chromium.find_element(By.ID, "q").send_keys("what did my boss Sarah do")
     chromium.find_element(By.CSS_SELECTOR, "form[role=search] button").click()
     block = WebDriverWait(chromium, 30).until(expected_conditions.presence_of_element_located(
-        (By.CSS_SELECTOR, "pre.block"))).text
-    assert block == memory.recall(alice, "what did my boss Sarah do").render()
-    assert "my boss Sarah moved the deadline again" in block
+        (By.CSS_SELECTOR, "pre.block")))
+    assert not block.is_displayed()
+    assert block.get_attribute("textContent") == memory.recall(
+        alice, "what did my boss Sarah do").render()
+    text = page_text(chromium)
+    assert "In your words" in text and "“my boss Sarah moved the deadline again”" in text
+    assert "[MEMORY]" not in text and "HAS_BOSS" not in text
     accessible(chromium)
     shoot(chromium, tmp_path, "page-search.png")
     for path in ["/merges", "/data", "/memories/no-such-memory"]:
@@ -331,3 +336,58 @@ def test_changes_from_elsewhere_are_refused_and_another_key_sees_nothing(page, c
         assert chromium.find_element(By.TAG_NAME, "h1").text == "Not found"
         assert "Sarah" not in page_text(chromium) and "deadline" not in page_text(chromium)
     assert snapshot(raw_driver) == before
+
+
+MANY = {"entities": [{"name": name, "kind": kind} for name, kind in [
+            ("Photography", "TOPIC"), ("Japan", "PLACE"), ("Tomás", "PERSON"),
+            ("Marathon training", "TOPIC"), ("Kyoto", "PLACE"), ("Ana Beatriz", "PERSON"),
+            ("Jazz piano", "TOPIC"), ("Lisbon Book Club", "ORG"), ("Rex", "THING"),
+            ("Sourdough baking", "TOPIC"), ("Grandmother Lucia", "PERSON"),
+            ("Hiking in the Alps", "EVENT"), ("Spanish", "TOPIC"), ("Climbing gym", "ORG")]],
+        "relations": [
+            rel("User", "INTERESTED_IN", "Photography", "I have been into photography lately"),
+            rel("User", "PLANS_TRIP_TO", "Japan", "we are planning a trip to Japan"),
+            rel("User", "FRIENDS_WITH", "Tomás", "my friend Tomás called"),
+            rel("User", "INTERESTED_IN", "Marathon training", "training for a marathon"),
+            rel("User", "WANTS_TO_VISIT", "Kyoto", "I want to see Kyoto"),
+            rel("User", "HAS_SISTER", "Ana Beatriz", "my sister Ana Beatriz"),
+            rel("User", "LEARNING", "Jazz piano", "learning jazz piano"),
+            rel("User", "MEMBER_OF", "Lisbon Book Club", "my book club in Lisbon"),
+            rel("User", "OWNS", "Rex", "our dog Rex"),
+            rel("User", "ENJOYS", "Sourdough baking", "I bake sourdough on Sundays"),
+            rel("User", "VISITS", "Grandmother Lucia", "visiting grandmother Lucia"),
+            rel("User", "PLANS_TRIP_TO", "Hiking in the Alps", "hiking in the Alps next summer"),
+            rel("User", "LEARNING", "Spanish", "my Spanish lessons"),
+            rel("User", "MEMBER_OF", "Climbing gym", "the climbing gym near work")]}
+
+
+def test_the_picture_of_many_neighbours_keeps_its_labels_apart(page, chromium, tmp_path):
+    url, memory, alice, _ = page
+    memory.commit(alice, "c-many", MANY, at=datetime(2026, 4, 20, 9, tzinfo=UTC))
+    [home] = memory.memories(alice, about="Porto")
+    viewport(chromium, 1280, 800)
+    sign_in(chromium, url, KEY_A)
+    chromium.get(f"{url}/entities/{home.source_id}")
+    WebDriverWait(chromium, 30).until(lambda b: b.find_elements(By.CSS_SELECTOR, "svg a.node"))
+    # Every label's box as drawn (its letters, at 1280 px): no two meet.
+    boxes = chromium.execute_script(
+        "return [...document.querySelectorAll('svg.wide text')].map(t => {"
+        "const r = t.getBoundingClientRect();"
+        "return [t.textContent, r.left, r.top, r.right, r.bottom]; });")
+    assert len(boxes) == 2 * 12 + 1, boxes
+    for i, (name, *box) in enumerate(boxes):
+        for other, *box2 in boxes[i + 1:]:
+            assert not (box[0] < box2[2] and box2[0] < box[2] and box[1] < box2[3]
+                        and box2[1] < box[3]), (name, other)
+    text = page_text(chromium)
+    assert "you are interested in" in text and "you plan a trip to" in text
+    assert "—" not in {e.text for e in chromium.find_elements(By.CSS_SELECTOR, "svg text")}
+    accessible(chromium)
+    shoot(chromium, tmp_path, "page-entity-many.png")
+    # The error pages are pages too, in words, and accessible.
+    for path, heading in [("/memory", "Not found"), ("/forget/everything", "Nothing to show here")]:
+        chromium.get(url + path)
+        assert chromium.find_element(By.TAG_NAME, "h1").text == heading
+        assert chromium.title == f"{heading} · Pegasus"
+        assert chromium.find_element(By.LINK_TEXT, "Back to your memories")
+        accessible(chromium)

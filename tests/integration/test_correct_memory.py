@@ -126,6 +126,12 @@ def test_bad_corrections_change_nothing(mem, user_id):
         ({"words": "x" * 2001}, "longer than"),
         ({"via": "email", "words": "x"}, "unknown surface"),
         ({"until": T3, "no_end": True}, "not both"),
+        # Dates a person cannot mean: an end before the start, a start still to come.
+        ({"until": datetime(2026, 2, 1, tzinfo=UTC)}, r"end \(until 2026-02-01\) before it "
+                                                      r"began \(since 2026-03-01\)"),
+        ({"since": T3}, "since 2026-03-15, a day still to come"),
+        ({"since": datetime(2026, 3, 5, tzinfo=UTC), "until": datetime(2026, 3, 4, tzinfo=UTC)},
+         "before it began"),
     ]:
         with pytest.raises(PegasusError, match=message):
             mem.correct_memory(user_id, lives.id, at=T2, **kwargs)

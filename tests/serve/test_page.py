@@ -11,6 +11,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from pegasus import Memory
+from pegasus.errors import InvalidInputError
 from pegasus.page.words import state_words
 from pegasus.serve.app import create_app
 from pegasus.serve.page import CSP
@@ -210,14 +211,40 @@ def test_a_memory_page_shows_its_history(page):
     assert "Brought into 1 conversation still open (<code>c-open</code>)" in html
 
 
-def test_search_shows_the_block_the_model_would_get(page):
+def test_search_shows_what_is_recalled_in_plain_words_and_the_block_folded(page):
     client, memory, alice, _ = page
     csrf = sign_in(client, KEY_A)
-    html = client.post("/search", data={"csrf": csrf, "q": "what did my boss Sarah do"}).text
-    block = memory.recall(alice, "what did my boss Sarah do").render()
-    assert block and "[CONTEXT]" in block
-    shown = re.search(r'<pre class="block">(.*?)</pre>', html, re.S).group(1)
-    assert shown.replace("&#34;", '"').replace("&#39;", "'") == block
+
+    def search(asked: str) -> tuple[str, str, str]:
+        block = memory.recall(alice, asked).render()
+        html = client.post("/search", data={"csrf": csrf, "q": asked}).text
+        shown = html[html.index("What your assistant would be reminded of"):
+                     html.index("<details")]
+        for code in ("[MEMORY]", "[CONTEXT]", "LIVES_IN", "HAS_BOSS", "-[", "]->", "\\"):
+            assert code not in shown, code
+        assert "<script>" not in html
+        # What the model gets, exactly, folded for whoever wants it.
+        folded = re.search(r'<details class="card detail">\s*<summary>What the model '
+                           r'receives, exactly</summary>\s*<pre class="block">(.*?)</pre>',
+                           html, re.S).group(1)
+        assert folded.replace("&#34;", '"').replace("&#39;", "'").replace("&lt;", "<").replace(
+            "&gt;", ">").replace("&amp;", "&") == block
+        return block, shown, html
+
+    # A memory as the list says it, with its dates.
+    block, shown, _ = search("where do I live, and what about my boss Sarah")
+    assert "User -[LIVES_IN]-> Lisbon (since 2026-04-02)" in block
+    lines = re.findall(r'<p class="line"><a href="/memories/[^"]+">([^<]+)</a>', shown)
+    assert lines == ["You live in Lisbon"]
+    assert 'since <time datetime="2026-04-02">2026-04-02</time>' in shown
+    # The person's words as they said them (escaped as text, no backslashes), with the day.
+    block, shown, _ = search("we moved to Lisbon, and my boss Sarah moved the deadline")
+    assert "alert\\(1\\)" in block
+    quotes = re.findall(r'<blockquote class="words">“(.*?)”</blockquote>', shown, re.S)
+    assert "we moved to Lisbon &lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt; and " \
+        "&lt;img src=x onerror=alert(1)&gt;" in quotes
+    assert "my boss Sarah moved the deadline again" in quotes
+    assert 'said <time datetime="2026-04-02">2026-04-02</time>' in shown
     assert client.post("/search", data={"q": "Sarah"}).status_code == 403
 
 
@@ -376,7 +403,7 @@ def test_forget_an_entity_a_conversation_and_everything(page):
         "Erased 1 conversation and 1 memory only it taught." in conversation.text
     assert [m.relation for m in memory.memories(alice)] == ["HAS_BOSS"]
     wrong = client.post("/forget/everything", data={"csrf": csrf, "confirm": "yes"})
-    assert wrong.status_code == 400 and "type the word everything" in wrong.text
+    assert wrong.status_code == 400 and "Type the word everything" in wrong.text
     assert len(memory.memories(alice)) == 1
     everything = client.post("/forget/everything", data={"csrf": csrf, "confirm": "everything"})
     assert everything.status_code == 200 and "Everything is forgotten" in everything.text
@@ -400,7 +427,7 @@ def test_export_download_and_import_upload_with_its_checks(page):
     bad = other.post("/import", data={"csrf": csrf}, files={
         "file": ("m.jsonl", body.replace('"version":1', '"version":7'), "application/x-ndjson")})
     # The status the API answers the same error with (pegasus.errors: InvalidExportError).
-    assert bad.status_code == 422 and "line 1: version: format version 7" in bad.text
+    assert bad.status_code == 422 and "Line 1: version: format version 7" in bad.text
     assert memory.memories(bruno, state="all") == []
     done = other.post("/import", data={"csrf": csrf},
                       files={"file": ("m.jsonl", body, "application/x-ndjson")})
@@ -441,3 +468,175 @@ def test_a_far_day_filter_and_the_cdn_docs_pages(page):
     assert client.get("/docs").status_code == 404
     assert client.get("/redoc").status_code == 404
     assert client.get("/openapi.json").status_code == 200
+
+
+def test_a_wrong_address_or_a_forms_address_is_a_page_in_words_and_the_api_keeps_json(page):
+    client = page[0]
+
+    def a_page(answer, status: int, back: str) -> str:
+        assert answer.status_code == status, answer.text
+        assert answer.headers["content-type"].startswith("text/html")
+        assert answer.headers["content-security-policy"] == CSP
+        html = answer.text
+        assert html.startswith("<!doctype html>") and '<html lang="en">' in html
+        assert '"detail"' not in html and "Not Found" not in html
+        assert str(status) not in re.search(r"<title>(.*?)</title>", html).group(1)
+        assert f'href="{back}"' in html
+        return html
+
+    # Signed out, a mistyped address still answers in words, with the way back to sign in.
+    html = a_page(client.get("/memory"), 404, "/")
+    assert "<title>Not found · Pegasus</title>" in html and "Sign in to see your memories" in html
+    sign_in(client, KEY_A)
+    for path in ["/memory", "/entity/x", "/nope/deeper", "/static/"]:
+        html = a_page(client.get(path), 404, "/memories")
+        assert "There is no page at this address" in html and "Back to your memories" in html
+    for path in ["/merges/abc/undo", "/sign-out", "/forget/everything", "/forget/conversation",
+                 "/import", "/import-history"]:
+        answer = client.get(path)
+        html = a_page(answer, 405, "/memories")
+        assert "<title>Nothing to show here · Pegasus</title>" in html, path
+        assert "only takes a form sent from your memory page" in html
+        assert answer.headers["allow"] == "POST"
+    # The sign-in form's own address goes to the form (signed in: on to the memories).
+    assert client.get("/sign-in", follow_redirects=False).headers["location"] == "/"
+    # The API, the probes and the schema keep FastAPI's JSON errors.
+    for method, path, status in [("GET", "/v1/nope", 404), ("GET", "/v1/memory/recall", 405),
+                                 ("POST", "/healthz", 405), ("GET", "/metrics/x", 404),
+                                 ("POST", "/openapi.json", 405)]:
+        answer = client.request(method, path)
+        assert answer.status_code == status, path
+        assert answer.headers["content-type"] == "application/json", path
+        assert answer.json() == {"detail": "Not Found" if status == 404
+                                 else "Method Not Allowed"}, path
+
+
+def test_a_correction_is_undone_from_its_own_page_and_the_old_one_links_to_it(page):
+    client, memory, alice, _ = page
+    csrf = sign_in(client, KEY_A)
+    [home] = memory.memories(alice, about="Lisbon")
+    client.post(f"/memories/{home.id}/correct", data={"csrf": csrf, "other_end": "Porto",
+                                                      "words": home.snippet})
+    [now] = memory.memories(alice, about="Porto")
+    old = client.get(f"/memories/{home.id}").text
+    assert f'href="/memories/{now.id}">see the correction</a> (you can undo it there)' in old
+    mine = client.get(f"/memories/{now.id}").text
+    assert f'action="/memories/{now.id}/correct/undo"' in mine and "Undo the correction" in mine
+    assert f'You corrected <a href="/memories/{home.id}">an earlier version</a>' in mine
+    undone = client.post(f"/memories/{now.id}/correct/undo", data={"csrf": csrf})
+    assert undone.status_code == 200 and "“You live in Lisbon” is back" in undone.text
+    assert [m.id for m in memory.memories(alice, about="Lisbon")] == [home.id]
+    # Said again in a conversation, a correction is the person's own: no undo offered.
+    client.post(f"/memories/{home.id}/correct", data={"csrf": csrf, "other_end": "Braga",
+                                                      "words": home.snippet})
+    [braga] = memory.memories(alice, about="Braga")
+    memory.commit(alice, "c-braga", {"relations": [rel("User", "LIVES_IN", "Braga",
+                                                       "Braga is home now")]},
+                  at=datetime(2026, 5, 1, tzinfo=UTC))
+    kept = client.get(f"/memories/{braga.id}").text
+    assert "/correct/undo" not in kept and "It can no longer be undone" in kept
+
+
+def test_correction_dates_that_make_no_sense_are_refused_and_a_date_is_said_in_words(page):
+    client, memory, alice, _ = page
+    csrf = sign_in(client, KEY_A)
+    [home] = memory.memories(alice, about="Lisbon")
+    form = {"csrf": csrf, "words": home.snippet}  # as the form sends it: its words as they are
+
+    def held() -> list[tuple[str, str, str | None, str | None]]:
+        return [(m.id, m.state, m.created_at, m.expires_at)
+                for m in memory.memories(alice, state="all")]
+
+    before = held()
+    backwards = client.post(f"/memories/{home.id}/correct", data={
+        **form, "since": "2026-04-02", "until": "2026-01-31"})
+    assert backwards.status_code == 400
+    assert "It would end (until 2026-01-31) before it began (since 2026-04-02)" in \
+        backwards.text and "nothing was changed" in backwards.text
+    ahead = client.post(f"/memories/{home.id}/correct", data={**form, "since": "2999-01-01"})
+    assert ahead.status_code == 400 and "a day still to come" in ahead.text
+    assert held() == before
+    # The HTTP API and the library refuse the same, with nothing changed.
+    api = client.patch(f"/v1/memory/edges/{home.id}", headers={"Authorization": f"Bearer {KEY_A}"},
+                       json={"until": "2026-01-31T00:00:00Z"})
+    assert api.status_code == 400 and "before it began" in api.json()["error"]["message"]
+    with pytest.raises(InvalidInputError, match="a day still to come"):
+        memory.correct_memory(alice, home.id, since=datetime(2999, 1, 1, tzinfo=UTC))
+    assert held() == before
+    # A change of dates only is said in words, not "X now reads X".
+    ended = client.post(f"/memories/{home.id}/correct", data={**form, "until": "2026-12-31"})
+    assert ended.status_code == 200, ended.text
+    assert "now reads" not in ended.text
+    assert "“You live in Lisbon” is now true until 2026-12-31." in ended.text
+    [now] = memory.memories(alice, about="Lisbon")
+    both = client.post(f"/memories/{now.id}/correct", data={
+        **form, "since": "2026-01-05", "until": "2026-06-30"})
+    assert "“You live in Lisbon” is now true from 2026-01-05 until 2026-06-30." in both.text
+
+
+def test_messages_are_plain_words_without_ids_flags_or_status_codes(page):
+    client, memory, alice, _ = page
+    csrf = sign_in(client, KEY_A)
+    [boss] = memory.memories(alice, about="Sarah")
+    you, sarah = boss.source_id, boss.target_id
+
+    def problem(answer) -> tuple[str, str]:
+        html = answer.text
+        title = re.search(r"<title>(.*?) · Pegasus</title>", html).group(1)
+        said = re.search(r'<p class="problem" role="alert">(.*?)</p>', html, re.S).group(1)
+        for hidden in (alice, you, sarah, boss.id, "node", "--", "`", "user_id"):
+            assert hidden not in said, (hidden, said)
+        assert not title.isdigit() and str(answer.status_code) not in title
+        return title, said
+
+    # The person's own node: what forgetting it means, and where to do that.
+    page_you = client.get(f"/entities/{you}").text
+    assert f'action="/entities/{you}/forget"' not in page_you
+    assert 'forgetting you would forget everything' in page_you
+    assert 'href="/data#forget-everything"' in page_you
+    title, said = problem(client.post(f"/entities/{you}/forget",
+                                      data={"csrf": csrf, "confirm": "yes"}))
+    assert title == "That was not done"
+    assert said.startswith("This is you: forgetting you would forget everything") and \
+        "type the word everything under “Forget everything”" in said
+    assert len(memory.memories(alice)) == 3
+    # No id of a memory, an entity or the user in what the page says.
+    title, said = problem(client.get("/memories/no-such-memory"))
+    assert (title, said) == ("Not found", "This memory is not in your memory: it may have been "
+                                          "forgotten, or the link is old")
+    title, said = problem(client.post(f"/entities/{sarah}/merge",
+                                      data={"csrf": csrf, "absorb": "Nobody Here"}))
+    assert said == "Nothing in your memory goes by that name"
+    title, said = problem(client.post(f"/entities/{sarah}/rename",
+                                      data={"csrf": csrf, "name": "Acme"}))
+    assert "already names another entity (Acme)" in said
+    title, said = problem(client.post("/merges/no-such-merge/undo", data={"csrf": csrf}))
+    assert said.startswith("That merge is not in your memory")
+    # Empty fields are refused in words, nothing changed.
+    title, said = problem(client.post(f"/entities/{sarah}/aliases",
+                                      data={"csrf": csrf, "add": "  "}))
+    assert said == "Type the other name first; nothing was changed"
+    assert memory.entity(alice, sarah).aliases == ["Sarah K"]
+    title, said = problem(client.post(f"/entities/{sarah}/rename",
+                                      data={"csrf": csrf, "name": ""}))
+    assert said == "Type its right name first; nothing was changed"
+    # Forgetting a conversation that is not there says so.
+    nothing = client.post("/forget/conversation", data={"csrf": csrf, "conversation": "c-nope"})
+    assert nothing.status_code == 200
+    assert "<title>Nothing to forget · Pegasus</title>" in nothing.text
+    assert "<h1>Nothing to forget</h1>" in nothing.text and "is forgotten" not in nothing.text
+    assert len(memory.memories(alice)) == 3
+
+
+def test_a_forget_result_names_the_erased_memories(page):
+    client, memory, alice, _ = page
+    csrf = sign_in(client, KEY_A)
+    [acme] = memory.memories(alice, about="Acme")
+    gone = client.post(f"/entities/{acme.target_id}/forget",
+                       data={"csrf": csrf, "confirm": "yes"}).text
+    erased = re.search(r'<ul class="erased">(.*?)</ul>', gone, re.S).group(1)
+    assert re.findall(r"<li>(.*?)</li>", erased) == [
+        "You work at Acme: “I have been at Acme for three years”"]
+    conversation = client.post("/forget/conversation",
+                               data={"csrf": csrf, "conversation": "c-home"}).text
+    assert "<li>You live in Lisbon: “we moved to Lisbon &lt;script&gt;" in conversation

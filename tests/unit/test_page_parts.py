@@ -113,6 +113,48 @@ def test_no_line_crosses_a_label_and_every_label_fits(n, long):
             assert not any(_crosses(link, box) for link in layout.links), (n, node.name)
 
 
+def _line_boxes(node) -> list[tuple[float, float, float, float]]:
+    """Each line of a node's label as a box, as wide as its letters could be (bold 16 px
+    names, up to 10 units a character; 14 px words, up to 8.2)."""
+    boxes = []
+    for text, base, char_w, ascent in [(node.name, node.name_y, 10.0, 15),
+                                       (node.words, node.words_y, 8.2, 13)]:
+        if not text:
+            continue
+        width = char_w * len(text)
+        left = {"start": node.text_x, "end": node.text_x - width,
+                "middle": node.text_x - width / 2}[node.anchor]
+        boxes.append((left, base - ascent, left + width, base + 4))
+    return boxes
+
+
+def _overlap(a, b) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+@pytest.mark.parametrize("n", [3, 6, 11, 12, 13, 16, 20])
+@pytest.mark.parametrize("long", [False, True])
+def test_no_two_labels_of_the_wide_picture_overlap(n, long):
+    # The person's own node with many memories (the tester's: 12 neighbours at 1280 px).
+    edges = [edge(i, "me", f"n{i}" + "W" * 40 * long, 100.0 - i,
+                  relation="CONSIDERS_OFFER_FROM_ABROAD" if long else "INTERESTED_IN")
+             for i in range(n)]
+    edges += [edge(100 + i, "me", f"n{i}" + "W" * 40 * long, 50.0) for i in range(n)]
+    wide = neighbourhood("me", "M" * 40 * long or "You", edges).wide
+    labels = [(node.name, box) for node in wide.nodes for box in _line_boxes(node)]
+    assert len(labels) == 2 * min(n, MAX_NEIGHBOURS) + 1
+    for i, (name, box) in enumerate(labels):
+        assert box[0] >= 0 and box[2] <= wide.width and box[1] >= 0 and box[3] <= wide.height
+        for other, box2 in labels[i + 1:]:
+            assert not _overlap(box, box2), (n, name, other)
+        for node in wide.nodes:  # nor over a circle
+            r = 26 if node.centre else 16
+            assert not _overlap(box, (node.x - r, node.y - r, node.x + r, node.y + r)), name
+    # A name or words cut to fit are whole in the tooltip.
+    first = wide.nodes[0]
+    assert first.full.startswith("N0") and ("W" * 40 in first.full) is long
+
+
 def test_the_picture_keeps_the_strongest_neighbours_and_cuts_long_names():
     edges = [edge(i, "me", f"n{i:02d}" + "x" * 30, float(i)) for i in range(MAX_NEIGHBOURS + 5)]
     picture = neighbourhood("me", "Me", edges)

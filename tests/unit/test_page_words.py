@@ -20,7 +20,16 @@ from pegasus.page.words import label_words, phrase, state_words, strength_words
     ("User", "KNOWS", "Tom", "source", "You know Tom"),
     ("Sarah", "KNOWS", "User", "target", "Sarah knows you"),
     ("User", "WORRIES_ABOUT", "the move", "source", "You worry about the move"),
-    ("User", "PLANS_TRIP_TO", "Japan", "source", "You plan trip to Japan"),
+    ("User", "PLANS_TRIP_TO", "Japan", "source", "You plan a trip to Japan"),
+    ("User", "INTERESTED_IN", "photography", "source", "You are interested in photography"),
+    ("Ana", "EMPLOYED_BY", "Acme", None, "Ana is employed by Acme"),
+    ("User", "LEARNING", "Spanish", "source", "You are learning Spanish"),
+    ("Ana", "SISTER_OF", "User", "target", "Ana is your sister"),
+    ("User", "FRIEND_OF", "Tom", "source", "You are Tom's friend"),
+    ("User", "FRIENDS_WITH", "Tom", "source", "You are friends with Tom"),
+    ("User", "GRADUATED_FROM", "MIT", "source", "You graduated from MIT"),
+    ("User", "WORKS_AS", "a nurse", "source", "You work as a nurse"),
+    ("User", "LOOKS_AFTER", "Rex", "source", "You look after Rex"),
     ("User", "CONSIDERS_OFFER_FROM", "Globex", "source", "You consider offer from Globex"),
     ("User", "WORKED_WITH", "Priya", "source", "You worked with Priya"),
     ("User", "WANTS_TO_VISIT", "Petra", "source", "You want to visit Petra"),
@@ -86,7 +95,31 @@ def test_messages_on_the_page_name_no_command_line_flag():
 
     assert for_page("'Acme' already names another entity (Acme, e1); if they are the same, "
                     "merge them (`pegasus correct merge`)") == (
-        "'Acme' already names another entity (Acme, e1); if they are the same, merge them")
+        "'Acme' already names another entity (Acme); if they are the same, merge them")
+
+
+def test_messages_on_the_page_show_no_id():
+    from pegasus.page.words import for_page
+
+    user, memory_id, entity_id = "user-7f3a", "5b0c9e1d-aaaa", "e-42"
+    for message in [f"no memory {memory_id!r} in {user}'s memory",
+                    f"no entity named {entity_id!r} in {user}'s memory",
+                    f"no entity {entity_id!r} in {user}'s memory",
+                    f"no merge record {memory_id!r} for this user",
+                    f"a memory You -[LIVES_IN]-> that end already exists ({memory_id}); retract "
+                    "or forget this one instead; nothing was changed",
+                    f"2 entities are named 'Ana': {entity_id} (Ana, PERSON, 1 memories); e-43 "
+                    "(Ana, PERSON, 2 memories). Name one by its id; nothing was changed",
+                    "'You' is the user's own node: forgetting it is forgetting everything "
+                    "(`forget --everything --yes`); nothing was changed"]:
+        said = for_page(message)
+        for hidden in (user, memory_id, entity_id, "node", "--", "LIVES_IN"):
+            assert hidden not in said, (message, said)
+    assert for_page(f"no memory {memory_id!r} in {user}'s memory") == (
+        "this memory is not in your memory: it may have been forgotten, or the link is old")
+    assert "type the word everything" in for_page(
+        "'You' is the user's own node: forgetting it is forgetting everything "
+        "(`forget --everything --yes`); nothing was changed")
     assert "--replace" not in for_page("import with replace (--replace), which forgets them")
     assert for_page("was interrupted, run `pegasus import --replace` for this user again") == (
         "was interrupted, import the file again with “Replace what is in my memory now” ticked")

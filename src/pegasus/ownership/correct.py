@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import copy
 import uuid
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from neo4j import ManagedTransaction
@@ -211,6 +211,22 @@ def _other_end(tx: ManagedTransaction, embedder: Embedder, user_id: str, ref: st
         return entity.id, True
 
 
+def check_dates(since: datetime | None, began: datetime | None, ends: datetime | None,
+                now: datetime) -> None:
+    """Refuse dates a person cannot mean: a memory made true since a day still to come, or
+    one that ends before it began (by day, in UTC: the page sends days)."""
+    day = now.astimezone(UTC).date()
+    if since is not None and since.astimezone(UTC).date() > day:
+        raise InvalidInputError(f"it cannot be true since {since.astimezone(UTC).date()}, a day "
+                                f"still to come: give today ({day}) or an earlier day; nothing "
+                                "was changed")
+    if began is not None and ends is not None \
+            and ends.astimezone(UTC).date() < began.astimezone(UTC).date():
+        raise InvalidInputError(f"it would end (until {ends.astimezone(UTC).date()}) before it "
+                                f"began (since {began.astimezone(UTC).date()}): give an end on "
+                                "or after its start; nothing was changed")
+
+
 def correct_memory(tx: ManagedTransaction, embedder: Embedder, user_id: str, edge_id: str,
                    now: datetime, initial_strength: float, target: str | None = None,
                    words: str | None = None, since: datetime | None = None,
@@ -245,6 +261,8 @@ def correct_memory(tx: ManagedTransaction, embedder: Embedder, user_id: str, edg
     expires_at = None if no_end else (until if until is not None
                                       else _instant(props.get("expires_at")))
     began = since if since is not None else _instant(props.get("created_at"))
+    if since is not None or until is not None:
+        check_dates(since, began, expires_at, now)
     unchanged = (target_id == old["target_id"] and snippet == props.get("snippet")
                  and expires_at == _instant(props.get("expires_at"))
                  and began == _instant(props.get("created_at")))

@@ -2,7 +2,7 @@
 
 Pure layout (no database, no markup): the page's templates draw the result as SVG and lists,
 with every name and word escaped like any other stored text. Two layouts of one picture: a
-wide one (the entity in the middle, its neighbours on an ellipse around it) and a narrow one
+wide one (the entity in the middle, its neighbours in two columns bowed round it) and a narrow one
 for phones (the entity on top, its neighbours in a column), so the words stay readable at any
 width. Each neighbour's label sits on the far side of its circle from the line that reaches
 it, so no line crosses a label; the relation is said in words ("you work at", "knows you"),
@@ -24,6 +24,8 @@ WIDE = 940  # the wide picture's width; its height follows the neighbours
 NARROW = 360  # the narrow picture's width (a phone's, at one unit a pixel)
 NODE_R, CENTRE_R = 16, 26
 ROW = 58  # the narrow picture's row height
+GAP = 50  # the wide picture's row height: a label's two lines (36) and room between
+RX, RX_MIN = 185, 110  # how far a column's middle rows and its outermost ones sit from the centre
 
 
 @dataclass
@@ -39,6 +41,7 @@ class Node:
     words_y: float = 0.0
     text_x: float = 0.0
     faded: bool = False  # every memory drawn to it is dormant
+    full: str = ""  # its name and words uncut, for the tooltip (<title>)
 
 
 @dataclass
@@ -88,9 +91,12 @@ def link_words(edge: MemoryEdge, neighbour_is_target: bool) -> str:
     return sentence
 
 
-def _neighbours(entity_id: str, edges: list[MemoryEdge]
-                ) -> tuple[list[tuple[str, str, str, bool]], int]:
-    """The strongest neighbours (id, name, words, faded) and how many were left out."""
+# A neighbour as drawn: its id, name and words (cut to fit), faded, and both uncut.
+Shown = tuple[str, str, str, bool, str]
+
+
+def _neighbours(entity_id: str, edges: list[MemoryEdge]) -> tuple[list[Shown], int]:
+    """The strongest neighbours and how many were left out."""
     by: dict[str, list[tuple[MemoryEdge, bool]]] = {}
     names: dict[str, str] = {}
     for edge in edges:
@@ -109,46 +115,43 @@ def _neighbours(entity_id: str, edges: list[MemoryEdge]
     shown = []
     for other in ranked[:MAX_NEIGHBOURS]:
         first, outward = sorted(by[other], key=lambda p: (p[0].relation, p[0].id))[0]
-        words = short(link_words(first, outward), MAX_WORDS)
-        if len(by[other]) > 1:
-            words += f" (+{len(by[other]) - 1})"
+        said = link_words(first, outward)
+        more = f" (+{len(by[other]) - 1})" if len(by[other]) > 1 else ""
         faded = all(e.state == "dormant" for e, _ in by[other])
-        shown.append((other, short(names[other]), words, faded))
+        shown.append((other, short(names[other]), short(said, MAX_WORDS) + more, faded,
+                      f"{names[other]}: {said}{more}"))
     return shown, len(ranked) - len(shown)
 
 
-def _wide(entity_id: str, name: str, shown: list[tuple[str, str, str, bool]]) -> Layout:
+def _wide(entity_id: str, name: str, shown: list[Shown]) -> Layout:
+    """The entity in the middle, its neighbours in two columns bowed round it (the first
+    half on the right, top to bottom, the rest on the left), each label beside its circle
+    and away from the centre: rows GAP apart never put one label on another, and the
+    lines, which reach each column from the middle, pass below or above the other rows'
+    labels (tests/unit/test_page_parts.py measures both). A name or words cut to fit are
+    whole in the node's tooltip."""
     n = len(shown)
-    # One or two neighbours sit beside the centre (a short picture, no empty rings).
-    rx, ry = (170, 0) if n <= 2 else (170, 90) if n <= 4 else (215, 150)
-    height = 2 * ry + (110 if n <= 2 else 150)
-    cx, cy = WIDE / 2, height / 2
-    layout = Layout(WIDE, int(height))
-    for i, (other, label, words, faded) in enumerate(shown):
-        # Start at the top and go round; an odd start angle keeps no node straight above
-        # or below the centre when there are many (labels there would meet the centre's).
-        angle = (0.0 if i == 0 else math.pi) if n <= 2 else \
-            -math.pi / 2 + 2 * math.pi * i / n + (math.pi / n if n > 6 else 0)
-        dx, dy = math.cos(angle), math.sin(angle)
-        x, y = round(cx + rx * dx, 1), round(cy + ry * dy, 1)
+    right = (n + 1) // 2
+    rows = max(right, 1)
+    span = (rows - 1) / 2 * GAP + GAP  # the bow's half height, past the outermost row
+    cx, cy = WIDE / 2, span + GAP
+    layout = Layout(WIDE, int(2 * cy))
+    for i, (other, label, words, faded, full) in enumerate(shown):
+        side, row, k = (1, i, right) if i < right else (-1, i - right, n - right)
+        y = cy + (row - (k - 1) / 2) * GAP
+        bow = math.sqrt(max(0.0, 1 - ((y - cy) / span) ** 2))
+        x = cx + side * (RX_MIN + (RX - RX_MIN) * bow)
+        x, y = round(x, 1), round(y, 1)
         length = math.hypot(x - cx, y - cy) or 1.0
         ux, uy = (x - cx) / length, (y - cy) / length
         layout.links.append(Link(round(cx + CENTRE_R * ux, 1), round(cy + CENTRE_R * uy, 1),
                                  round(x - NODE_R * ux, 1), round(y - NODE_R * uy, 1), faded))
-        node = Node(x, y, label, words, other, faded=faded)
-        if abs(dx) < 0.45:  # above or below: the label beyond the circle, centred
-            node.anchor, node.text_x = "middle", x
-            if dy < 0:
-                node.words_y, node.name_y = y - NODE_R - 24, y - NODE_R - 6
-            else:
-                node.name_y, node.words_y = y + NODE_R + 18, y + NODE_R + 36
-        else:  # left or right: the label beside the circle, away from the centre
-            node.anchor = "start" if dx > 0 else "end"
-            node.text_x = x + (NODE_R + 8) * (1 if dx > 0 else -1)
-            node.name_y, node.words_y = y - 2, y + 16
-        layout.nodes.append(node)
+        layout.nodes.append(Node(x, y, label, words, other, faded=faded, full=full,
+                                 anchor="start" if side > 0 else "end",
+                                 text_x=round(x + side * (NODE_R + 8), 1), name_y=y - 2,
+                                 words_y=y + 16))
     layout.nodes.append(Node(cx, cy, short(name), "", entity_id, centre=True, text_x=cx,
-                             name_y=cy + CENTRE_R + 20))
+                             name_y=cy + CENTRE_R + 20, full=name))
     return _cropped(layout)
 
 
@@ -169,20 +172,22 @@ def _cropped(layout: Layout, margin: float = 20.0) -> Layout:
     return layout
 
 
-def _narrow(entity_id: str, name: str, shown: list[tuple[str, str, str, bool]]) -> Layout:
+def _narrow(entity_id: str, name: str, shown: list[Shown]) -> Layout:
     top = 40
     layout = Layout(NARROW, top + 30 + ROW * len(shown) + 10)
     trunk = 30
-    for i, (other, label, words, faded) in enumerate(shown):
+    for i, (other, label, words, faded, full) in enumerate(shown):
         y = top + 30 + ROW * i + ROW / 2
         x = trunk + 40
         layout.links.append(Link(trunk, y, x - NODE_R, y, faded))
-        layout.nodes.append(Node(x, y, label, words, other, faded=faded, anchor="start",
+        layout.nodes.append(Node(x, y, label, words, other, faded=faded, full=full,
+                                 anchor="start",
                                  text_x=x + NODE_R + 10, name_y=y - 3, words_y=y + 15))
     if shown:
         last = layout.links[-1].y1
         layout.links.insert(0, Link(trunk, top + CENTRE_R - 6, trunk, last, False))
-    layout.nodes.append(Node(trunk, top, short(name), "", entity_id, centre=True, anchor="start",
+    layout.nodes.append(Node(trunk, top, short(name), "", entity_id, centre=True, full=name,
+                             anchor="start",
                              text_x=trunk + CENTRE_R + 10, name_y=top + 6))
     return layout
 

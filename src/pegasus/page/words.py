@@ -20,7 +20,24 @@ SPECIAL = {
     "ENGAGED_TO": "is engaged to", "RELATED_TO": "is related to", "FROM": "is from",
     "MEMBER_OF": "is a member of", "BORN_IN": "was born in", "ALLERGIC_TO": "is allergic to",
     "FAN_OF": "is a fan of", "NEAR": "is near", "IS_A": "is a", "IS": "is",
+    "PLANS_TRIP_TO": "plans a trip to", "TAKES_TRIP_TO": "takes a trip to",
+    "FRIENDS_WITH": "is friends with", "WORKS_AS": "works as", "LIVES_WITH": "lives with",
 }
+# First words that say what the subject is, not does: "is interested in", "is based in".
+STATES = _word_set("""
+    interested employed based enrolled subscribed addicted worried excited owned created
+    written headquartered diagnosed afraid proud good bad skilled responsible fond involved
+    scared passionate keen curious nervous obsessed attached devoted committed dedicated
+    known famous close similar opposed used new
+""")
+# "X_OF" labels naming a role: (Ana, SISTER_OF, you) → "Ana is your sister".
+ROLES = _word_set("""
+    friend sibling parent child sister brother mother father daughter son wife husband
+    partner colleague coworker neighbour neighbor boss manager cousin aunt uncle niece nephew
+    grandmother grandfather grandparent grandchild teacher student mentor roommate client
+    customer owner founder employee doctor dentist therapist coach girlfriend boyfriend fiance
+    fiancee pet
+""")
 # First words of labels that are verbs (third person, or past): the extraction prompt asks
 # for "verb first" labels; these are the ones its examples and the demo samples use, and the
 # common ones a model picks for a person's life.
@@ -34,10 +51,16 @@ VERBS = _word_set("""
     calls called texts texted sees saw shares shared learns learned learnt practises
     practices collects builds built designs designed listens listened keeps kept grew
     grows raises raised cares takes took gives gave has had is was does did
+    graduated retired started finished completed bought sold ordered recommended borrowed
+    adopted rents rented booked celebrates celebrated rides wears eats drinks bakes paints
+    sings swims hikes trains cycles flies travels returned returns stays stayed signed
+    applied hired feels believes thinks remembers forgot lost won wins sent received
+    visits hopes dreams fears wishes volunteered invested ate drank watched heard looks
 """)
 # Third person → the form that goes with "you".
 IRREGULAR = {"has": "have", "is": "are", "was": "were", "does": "do", "goes": "go"}
-PREPOSITIONS = _word_set("with at in on to for from about of by into near")
+PREPOSITIONS = _word_set("""with at in on to for from about of by into near as like after
+                          under over through around against without towards toward across""")
 # A label as the cleaning pass stores it (upper case words joined by underscores).
 _LABEL = re.compile(r"^[A-Z0-9]+(?:_[A-Z0-9]+)*$")
 
@@ -86,6 +109,13 @@ def phrase(source: str, label: str, target: str, source_is_self: bool = False,
         verb = for_you(verb) if source_is_self else verb
         return _capital(" ".join([subject, verb, *rest, other]))
     first, rest = parts[0], parts[1:]
+    be = "are" if source_is_self else "is"
+    if first in STATES or (first.endswith("ing") and len(first) > 5 and first not in VERBS):
+        # INTERESTED_IN: "You are interested in photography"; LEARNING: "You are learning".
+        return _capital(" ".join([subject, be, *parts, other]))
+    if first in ROLES and rest == ["of"]:
+        # SISTER_OF: "Ana is your sister", "You are Tom's friend".
+        return _capital(f"{subject} {be} {_possessive(target, target_is_self)} {first}")
     if first == "has" and rest and rest[-1] not in PREPOSITIONS:
         # HAS_SISTER: "Your sister is Ana"; the person as the other end: "Tom's boss is you".
         return _capital(f"{_possessive(source, source_is_self)} {' '.join(rest)} is {other}")
@@ -135,6 +165,12 @@ def count(n: int, one: str, many: str | None = None) -> str:
     return f"{n} {one if n == 1 else (many or one + 's')}"
 
 
+# What forgetting the person's own node would be, and where the page does it.
+FORGET_YOU = ("this is you: forgetting you would forget everything in your memory. To do that, "
+              "open “Export, import, forget” and type the word everything under “Forget "
+              "everything”; nothing was forgotten")
+
+
 def forgotten(scope: str, memories: int, entities: int, conversations: int,
               changed: int = 0, revived: int = 0) -> list[str]:
     """What an erasure removed, in sentences (the ForgetReport's numbers, in words)."""
@@ -159,8 +195,26 @@ def forgotten(scope: str, memories: int, entities: int, conversations: int,
     return lines
 
 
-# What the library's messages tell a command-line user, as the page says it.
+# What the library's messages tell a command-line user, as the page says it: no command,
+# no flag, and no id (a memory's, an entity's, the user's) a person never sees elsewhere.
 _PAGE_HINTS = [
+    (re.compile(r"already names another entity \(([^()]*), [^(),]*\)"),
+     r"already names another entity (\1)"),
+    (re.compile(r"no memory .* in .*'s memory", re.S),
+     "this memory is not in your memory: it may have been forgotten, or the link is old"),
+    (re.compile(r"no entity (named )?.* in .*'s memory", re.S),
+     "nothing in your memory goes by that name"),
+    (re.compile(r"no merge record .* for this user", re.S),
+     "that merge is not in your memory: it may have been undone already"),
+    (re.compile(r"a memory .* -\[.*\]-> that end already exists \(.*\); retract or forget "
+                r"this one instead", re.S),
+     "you already have that memory with the other end you gave; mark this one wrong or "
+     "forget it instead"),
+    (re.compile(r"\d+ entities are named .*\. Name one by its id", re.S),
+     "several people, places or things are called that: open the one you mean below and "
+     "make the change from its page"),
+    (re.compile(r".* is the user's own node: forgetting it is forgetting everything .*", re.S),
+     FORGET_YOU),
     (re.compile(r"run `pegasus forget --everything` for this user again"),
      "forget everything again (Export, import, forget)"),
     (re.compile(r"run `pegasus import --replace` for this user again"),

@@ -21,6 +21,7 @@ import anyio
 import httpx
 from fastapi import FastAPI
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from pegasus.llm import first_listed_model
 from pegasus.memory import Memory
@@ -142,7 +143,10 @@ def create_app(memory: Memory, upstream: httpx.AsyncClient | None = None) -> Fas
     # No /docs or /redoc: FastAPI's pages load their script from a CDN, which must never run on
     # the memory page's origin (it could read the signed-in page); /openapi.json stays.
     app = FastAPI(title="Pegasus", version="0.1.0", lifespan=lifespan, docs_url=None,
-                  redoc_url=None, exception_handlers=EXCEPTION_HANDLERS,
+                  redoc_url=None, exception_handlers={
+                      # An address no route answers: a page in words on the page's paths,
+                      # FastAPI's JSON on the API's.
+                      **EXCEPTION_HANDLERS, StarletteHTTPException: page.no_such_page},
                   description="Temporal, cross-conversation memory on Neo4j: the memory API and "
                               "a passive-memory proxy for OpenAI (Chat Completions, Responses) and "
                               "Anthropic (Messages) clients.")

@@ -19,12 +19,14 @@ from urllib.parse import quote
 
 import jinja2
 from fastapi import APIRouter, Depends, Form, Request
+from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import RedirectResponse, Response
 from fastapi.routing import APIRoute
 from fastapi.templating import Jinja2Templates
 from markupsafe import Markup
 from starlette.datastructures import UploadFile as StarletteUploadFile
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from pegasus.errors import (
     AmbiguousEntityError,
@@ -37,7 +39,7 @@ from pegasus.errors import (
 from pegasus.memory import Memory
 from pegasus.models.views import MemoryEdge
 from pegasus.page.picture import neighbourhood, timeline_rows
-from pegasus.page.words import count, for_page, forgotten, phrase, state_words
+from pegasus.page.words import FORGET_YOU, count, for_page, forgotten, phrase, state_words
 from pegasus.recall.render import visible
 from pegasus.serve.http import in_thread, refuse_while_down, streamed_export
 from pegasus.serve.ownership_api import history_import
@@ -213,17 +215,54 @@ def _error(request: Request, status: int, message: str, exc: Exception | None = 
            ) -> Response:
     session = _sessions(request).check(request.cookies.get(COOKIE))
     choices = exc.choices if isinstance(exc, AmbiguousEntityError) else []
+    message = message[:1].upper() + message[1:]  # the library's messages start lower-case
     return _render(request, "error.html", session, status, status=status, message=message,
                    choices=choices)
 
 
 def _result(request: Request, session: Session, title: str, said: list[str],
             links: list[tuple[str, str]] | None = None,
-            undo: tuple[str, dict[str, str], str] | None = None) -> Response:
+            undo: tuple[str, dict[str, str], str] | None = None,
+            erased: tuple[list[MemoryEdge], int] | None = None) -> Response:
     """What a change did, in sentences, with its undo (action, hidden fields, button words)
-    where one exists."""
+    where one exists, and the first few memories it erased (with how many more)."""
     return _render(request, "result.html", session, title=title, said=said, undo=undo,
-                   links=links or [("/memories", "Back to your memories")])
+                   links=links or [("/memories", "Back to your memories")],
+                   erased=erased or ([], 0))
+
+
+# How many erased memories a result names (the rest are counted), and how many memories
+# a conversation's erasure looks through to name them.
+SHOWN_ERASED = 5
+MAX_ERASED_LOOKUP = 1000
+
+
+def _erased(edges: list[MemoryEdge], total: int) -> tuple[list[MemoryEdge], int]:
+    """The first erased memories to name, and how many more went."""
+    shown = edges[:SHOWN_ERASED] if total else []
+    return shown, max(total - len(shown), 0)
+
+
+# The first path segments that are not the page: the API, the proxy, probes and the schema
+# keep their JSON errors; every other address is the page's, and answers as a page.
+NOT_PAGE = frozenset({"v1", "healthz", "readyz", "metrics", "openapi.json"})
+NO_PAGE_WORDS = {
+    404: "There is no page at this address. It may have been mistyped, or what it showed "
+         "was forgotten.",
+    405: "This address only takes a form sent from your memory page; there is nothing to "
+         "show here.",
+}
+
+
+async def no_such_page(request: Request, exc: StarletteHTTPException) -> Response:
+    """An address no route answers (404), or a form's address opened in the browser (405):
+    on the page, an error page in words with its status; elsewhere FastAPI's JSON error."""
+    first = request.url.path.lstrip("/").split("/", 1)[0]
+    if exc.status_code not in NO_PAGE_WORDS or first in NOT_PAGE:
+        return await http_exception_handler(request, exc)
+    response = _error(request, exc.status_code, NO_PAGE_WORDS[exc.status_code])
+    response.headers.update({**SECURITY_HEADERS, **(exc.headers or {})})
+    return response
 
 
 # --- signing in and out ------------------------------------------------------------------
@@ -234,6 +273,12 @@ async def home(request: Request) -> Response:
     if _sessions(request).check(request.cookies.get(COOKIE)) is not None:
         return RedirectResponse("/memories", status_code=303)
     return _render(request, "sign_in.html", None, problem=None)
+
+
+@router.get("/sign-in")
+async def sign_in_form() -> Response:
+    """The sign-in form's address opened in the browser (a bookmark, a reload): the form."""
+    return RedirectResponse("/", status_code=303)
 
 
 @router.post("/sign-in")
@@ -349,11 +394,19 @@ async def entity(request: Request, session: Signed, entity_id: str) -> Response:
 @router.post("/search")
 async def search(request: Request, session: Change,
                  q: Annotated[str, Form(max_length=100_000)] = "") -> Response:
-    block = None
-    if q.strip():
-        recall = await in_thread(request, _memory(request).recall, session.user, q)
-        block = recall.render()
-    return _render(request, "search.html", session, q=q, block=block)
+    if not q.strip():
+        return _render(request, "search.html", session, q=q, block=None)
+    memory = _memory(request)
+
+    def look() -> tuple[Any, list[MemoryEdge]]:
+        recall = memory.recall(session.user, q)
+        # Its [MEMORY] lines are the first of its edges, in order: each as the list says it.
+        lines = recall.edge_ids[:len(recall.memory)]
+        return recall, [memory.memory(session.user, i).memory for i in lines]
+
+    recall, edges = await in_thread(request, look)
+    return _render(request, "search.html", session, q=q, block=recall.render(), edges=edges,
+                   quotes=recall.snippets)
 
 
 @router.get("/search")
@@ -416,6 +469,19 @@ async def retract(request: Request, session: Change, memory_id: str,
         (f"/memories/{path(memory_id)}/retract", {"undo": "true"}, "Undo: it was right"))
 
 
+def _when(before: MemoryEdge, after: MemoryEdge) -> str:
+    """What a correction changed of a memory's dates, in words ("true until 2026-12-31")."""
+    began = (after.created_at or "")[:10]
+    began = began if began != (before.created_at or "")[:10] else ""
+    ends = (after.expires_at or "")[:10]
+    ends_changed = ends != (before.expires_at or "")[:10]
+    if ends_changed and not ends:
+        return f"true since {began}, with no end date" if began else "true with no end date"
+    if began and ends_changed:
+        return f"true from {began} until {ends}"
+    return f"true since {began}" if began else f"true until {ends}" if ends_changed else ""
+
+
 @router.post("/memories/{memory_id:path}/correct")
 async def correct(request: Request, session: Change, memory_id: str,
                   other_end: Annotated[str, Form(max_length=1000)] = "",
@@ -441,9 +507,11 @@ async def correct(request: Request, session: Change, memory_id: str,
         return before, memory.memory(session.user, done.memory_id or "").memory
 
     before, after = await in_thread(request, change)
-    said = [f"{_quote(before)} now reads {_quote(after)}."]
+    said = [f"{_quote(before)} now reads {_quote(after)}."] if say(after) != say(before) else []
     if after.snippet and after.snippet != before.snippet:
         said.append(f"In your words: “{after.snippet}”.")
+    if when := _when(before, after):
+        said.append(f"{_quote(after)} is now {when}.")
     said.append("Your conversations recall the correction from now on; the old version stays "
                 "in its history and is never recalled.")
     return _result(request, session, "The memory is corrected", said,
@@ -467,6 +535,8 @@ async def undo_correction(request: Request, session: Change, memory_id: str) -> 
 @router.post("/entities/{entity_id:path}/rename")
 async def rename(request: Request, session: Change, entity_id: str,
                  name: Annotated[str, Form(max_length=1000)] = "") -> Response:
+    if not name.strip():
+        raise InvalidInputError("type its right name first; nothing was changed")
     memory = _memory(request)
 
     def change() -> tuple[str, Any]:
@@ -484,6 +554,8 @@ async def rename(request: Request, session: Change, entity_id: str,
 async def aliases(request: Request, session: Change, entity_id: str,
                   add: Annotated[str, Form(max_length=1000)] = "",
                   remove: Annotated[str, Form(max_length=1000)] = "") -> Response:
+    if not add.strip() and not remove.strip():
+        raise InvalidInputError("type the other name first; nothing was changed")
     done = await in_thread(
         request, _memory(request).edit_aliases, session.user, entity_id,
         [add] if add.strip() else [], [remove] if remove.strip() else [])
@@ -502,6 +574,9 @@ async def aliases(request: Request, session: Change, entity_id: str,
 @router.post("/entities/{entity_id:path}/merge")
 async def merge(request: Request, session: Change, entity_id: str,
                 absorb: Annotated[str, Form(max_length=1000)] = "") -> Response:
+    if not absorb.strip():
+        raise InvalidInputError("type the name of the one it is the same as first; nothing "
+                                "was changed")
     done = await in_thread(request, _memory(request).merge_entities, session.user, entity_id,
                                    absorb)
     said = [f"{absorb.strip()} and {done.name} are one now: {done.name} keeps both names "
@@ -550,25 +625,43 @@ async def forget_entity(request: Request, session: Change, entity_id: str,
         raise InvalidInputError("tick the box to confirm; nothing was forgotten")
     memory = _memory(request)
 
-    def change() -> tuple[str, Any]:
-        name = memory.entity(session.user, entity_id).name
-        return name, memory.forget_entity(session.user, entity_id)
+    def change() -> tuple[str, list[MemoryEdge], Any]:
+        view = memory.entity(session.user, entity_id)
+        if view.is_self:
+            raise InvalidInputError(FORGET_YOU)
+        about = memory.memories(session.user, view.id, "all", SHOWN_ERASED + 1)
+        return view.name, about, memory.forget_entity(session.user, view.id)
 
-    name, done = await in_thread(request, change)
+    name, about, done = await in_thread(request, change)
     return _result(request, session, f"{name} is forgotten", forgotten(
         "entity", done.memories, done.entities, done.conversations, done.memories_changed,
-        done.memories_revived))
+        done.memories_revived), erased=_erased(about, done.memories))
 
 
 @router.post("/forget/conversation")
 async def forget_conversation(request: Request, session: Change,
                               conversation: Annotated[str, Form(max_length=1000)] = ""
                               ) -> Response:
-    done = await in_thread(request, _memory(request).forget_conversation, session.user,
-                                   conversation.strip())
+    if not conversation.strip():
+        raise InvalidInputError("type the conversation's name first (each memory's history "
+                                "shows it); nothing was forgotten")
+    memory = _memory(request)
+
+    def change() -> tuple[list[MemoryEdge], Any]:
+        # What only it taught is what it erases (a memory others said too is kept).
+        held = memory.memories(session.user, state="all", limit=MAX_ERASED_LOOKUP)
+        taught = [m for m in held if m.conversations == [conversation.strip()]]
+        return taught, memory.forget_conversation(session.user, conversation.strip())
+
+    taught, done = await in_thread(request, change)
+    if not (done.conversations or done.memories or done.memories_changed):
+        return _result(request, session, "Nothing to forget", [
+            "No conversation by that name is in your memory (each memory's history shows the "
+            "conversation it was said in); nothing was erased."],
+            [("/data", "Back to export, import, forget"), ("/memories", "Back to your memories")])
     return _result(request, session, "The conversation is forgotten", forgotten(
         "conversation", done.memories, done.entities, done.conversations,
-        done.memories_changed, done.memories_revived))
+        done.memories_changed, done.memories_revived), erased=_erased(taught, done.memories))
 
 
 @router.post("/forget/everything")
