@@ -173,3 +173,15 @@ def test_another_user_cannot_correct_or_undo_yours(mem, user_id):
     assert by_line(mem.memories(user_id, at=T2))["User -[LIVES_IN]-> Porto"].snippet == \
         "I live in Porto, Foz"
     assert all(m.target_id != lives.target_id for m in mem.memories("mallory", state="all"))
+
+
+def test_a_persons_own_today_is_never_a_day_still_to_come(mem, user_id):
+    """At 12:00 UTC it is already tomorrow in Kiribati (UTC+14): "since tomorrow (UTC)" is
+    someone's today, and is kept; the day after is refused."""
+    mem.commit(user_id, "c1", HOME, at=T1)
+    lives = by_line(mem.memories(user_id))["User -[LIVES_IN]-> Porto"]
+    noon = datetime(2026, 3, 8, 12, tzinfo=UTC)
+    with pytest.raises(PegasusError, match="a day still to come"):
+        mem.correct_memory(user_id, lives.id, at=noon, since=datetime(2026, 3, 10, tzinfo=UTC))
+    done = mem.correct_memory(user_id, lives.id, at=noon, since=datetime(2026, 3, 9, tzinfo=UTC))
+    assert done.corrected_id == lives.id and done.memory_id not in (None, lives.id)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import copy
 import uuid
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from neo4j import ManagedTransaction
@@ -214,8 +214,9 @@ def _other_end(tx: ManagedTransaction, embedder: Embedder, user_id: str, ref: st
 def check_dates(since: datetime | None, began: datetime | None, ends: datetime | None,
                 now: datetime) -> None:
     """Refuse dates a person cannot mean: a memory made true since a day still to come, or
-    one that ends before it began (by day, in UTC: the page sends days)."""
-    day = now.astimezone(UTC).date()
+    one that ends before it began (by day: the page sends days). Today is the latest today of
+    any time zone (UTC+14), so a person east of UTC is never refused their own today."""
+    day = (now.astimezone(UTC) + timedelta(hours=14)).date()
     if since is not None and since.astimezone(UTC).date() > day:
         raise InvalidInputError(f"it cannot be true since {since.astimezone(UTC).date()}, a day "
                                 f"still to come: give today ({day}) or an earlier day; nothing "
