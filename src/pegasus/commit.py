@@ -248,6 +248,13 @@ def _committed_before(tx: ManagedTransaction, job: CommitJob, digest: str
     state = run(tx, "read/conversation_state", user_id=job.user_id,
                 conversation_id=job.conversation_id)[0]
     if job.segment is not None:
+        # The recorded conversation was forgotten while its turns were being extracted: what
+        # the model made of them is not written (it would bring back what the person erased;
+        # found by CI, a consolidation finishing after `forget everything`).
+        if not state["exists"]:
+            return CommitReport(user_id=job.user_id, conversation_id=job.conversation_id,
+                                skipped=True, notes=["the conversation was forgotten meanwhile; "
+                                                     "nothing was written"])
         # Another worker consolidated these turns (or some of them) meanwhile: this batch is
         # not written; the caller reads the conversation again and extracts what is left.
         if state["extracted_turns"] != job.segment[0] or state["batch_hash"] == digest:

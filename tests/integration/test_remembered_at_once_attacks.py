@@ -272,3 +272,35 @@ def test_text_the_person_cannot_see_reaches_the_extraction_model_as_marks(settin
     assert "⟨U+E0072⟩⟨U+E0065⟩⟨U+E0063⟩" in prompt  # "rec…", drawn
     assert not any(0xE0000 <= ord(c) <= 0xE007F for c in prompt)
     assert edge.snippet == said_text  # kept as said (the page and the block mark it)
+
+
+def test_a_consolidation_that_ends_after_forget_everything_brings_nothing_back(settings,
+                                                                               user_id):
+    """CI found it: a paused conversation's consolidation was extracting when the person
+    forgot everything; its commit then wrote the conversation and its memories again. A
+    recorded conversation that is gone when the commit comes is not written."""
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+
+    memory_box: list[Memory] = []
+
+    class ForgetsMidway(GenericFakeChatModel):
+        def _generate(self, messages, *args, **kwargs):
+            if not memory_box[1:]:  # the first call: the person forgets everything now
+                memory_box.append(memory_box[0])
+                memory_box[0].forget_everything(user_id)
+            return super()._generate(messages, *args, **kwargs)
+
+    model = ForgetsMidway(messages=iter([
+        AIMessage(content="", tool_calls=[
+            call("record_entity", 1, name="Piet", kind="PERSON", confidence=0.9),
+            call("record_relation", 2, source="User", relation="HAS_BROTHER", target="Piet",
+                 snippet=TOLD, confidence=0.9, stability="stable",
+                 cardinality="one_to_many")]),
+        AIMessage(content="", tool_calls=[call("finish", 3)])]))
+    with Memory(settings, llm=model) as memory:
+        memory_box.append(memory)
+        said(memory, user_id, "paused", TOLD)
+        extracted = memory.extract_turns(user_id, "paused")
+        assert extracted.outcome == "empty" and extracted.why == "no such conversation"
+        assert memory.edges(user_id) == []
+        assert not memory.conversation_state(user_id, "paused")["exists"]
