@@ -271,3 +271,36 @@ def test_a_correction_keeps_no_secret_in_names_aliases_or_keys(mem, raw_driver, 
     assert_kept_nowhere(raw_driver, mem, user_id)
     assert [line for line in mem.export(other, True, at=T3)
             if '"exported_at"' not in line] == other_before
+
+
+def test_a_corrected_memory_keeps_no_secret_in_its_other_end_or_words(mem, raw_driver,
+                                                                       user_id):
+    # The attack: PATCH /v1/memory/edges/{id} {"other_end": "Pc ghp_…"} made an entity named by
+    # the raw token (its name and its keys); the page's Correct form did so with a Slack token.
+    slack = "xoxb-" + "".join(_RANDOM.choice(string.digits) for _ in range(12)) + "-" + _chars(24)
+    mem.commit(user_id, "c1", {"entities": [{"name": "Laptop", "kind": "THING"}],
+                               "relations": [rel("User", "OWNS", "Laptop", "I own a laptop")]},
+               at=T1)
+    [owns] = mem.memories(user_id, about="Laptop", at=T1)
+    done = mem.correct_memory(user_id, owns.id, target=f"Pc {GITHUB}",
+                              words=f"I own a pc, its password is {PASSWORD_SAID}", at=T2,
+                              via="api")
+    assert done.action == "corrected"
+    assert any("2 secrets removed" in note for note in done.notes)
+    [fixed] = mem.memories(user_id, about=f"Pc {marker(TOKEN)}", at=T2)
+    assert fixed.snippet == f"I own a pc, its password is {marker(PASSWORD)}"
+    again = mem.correct_memory(user_id, fixed.id, target=f"Desk {slack}", at=T3, via="page")
+    assert any("1 secret removed" in note for note in again.notes)
+    names = [r["n"] for r in raw_driver.execute_query(
+        "MATCH (e:Entity {user_id: $u}) RETURN e.name AS n", u=user_id).records]
+    assert f"Desk {marker(TOKEN)}" in names
+    keys = [r["t"] for r in raw_driver.execute_query(
+        "MATCH (k:Key {user_id: $u}) RETURN k.text AS t", u=user_id).records]
+    assert keys and all(secret not in k for k in keys for secret in [*SECRETS, slack])
+    # (not assert_kept_nowhere: the export refuses a corrected memory's own properties today)
+    stored = graph_text(raw_driver)
+    recalled = mem.recall(user_id, "what do I own, a pc or a desk?", at=T3).render()
+    for secret in (GITHUB, PASSWORD_SAID, slack):
+        assert secret not in stored and secret not in recalled
+    assert marker(TOKEN) in stored
+
