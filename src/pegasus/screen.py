@@ -539,9 +539,25 @@ class Screen:
         if isinstance(value, list):
             return [self.data(v, skip) for v in value]
         if isinstance(value, dict):
-            return {k: v if skip(k) else self.keyed(k, v) if isinstance(v, str)
-                    else self.data(v, skip) for k, v in value.items()}
+            screened = {}
+            for k, v in value.items():
+                key = k if skip(k) else self.key(k)
+                screened[key] = v if skip(k) else self.keyed(key, v) if isinstance(v, str) \
+                    else self.data(v, skip)
+            return screened
         return value
+
+    def key(self, key: Any) -> Any:
+        """A dict key screened like any string (a key holding a secret is masked: it would be
+        kept as the words of a JSON text)."""
+        return self(key) if isinstance(key, str) else key
+
+    def properties(self, properties: dict[str, Any]) -> dict[str, Any]:
+        """An entity's properties screened, those whose key holds a secret left out (counted
+        in `found`): a key becomes a Neo4j property name, a token Neo4j never deletes, so it
+        can hold no marker either (docs/privacy.md)."""
+        return {k: self.keyed(k, v) if isinstance(v, str) else self.data(v)
+                for k, v in properties.items() if self.key(k) == k}
 
     def keyed(self, key: Any, value: str) -> str:
         """A string under a key, screened with its key for context ({"pin": "4821"} is
@@ -640,10 +656,14 @@ def screen_batch(batch: ExtractionBatch, transcript: Any = None) -> ScreenedBatc
             dropped.append(Dropped(item=f"entity {name!r}", reason=NAMED_BY_A_SECRET))
             continue
         hint = checker(entity.same_as_hint) if entity.same_as_hint else None
+        properties = checker.properties(entity.properties)
+        if left_out := len(entity.properties) - len(properties):
+            dropped.append(Dropped(item=f"{left_out} propert{'y' if left_out == 1 else 'ies'} "
+                                        f"of {name!r}", reason=NAMED_BY_A_SECRET))
         entities.append(entity.model_copy(update={
             "name": name, "aliases": [a for a in map(checker, entity.aliases)
                                       if not has_marker(a)],
-            "properties": checker.data(entity.properties),
+            "properties": properties,
             "same_as_hint": None if hint and has_marker(hint) else hint}))
     relations = []
     for relation in batch.relations:

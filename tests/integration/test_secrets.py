@@ -304,3 +304,45 @@ def test_a_corrected_memory_keeps_no_secret_in_its_other_end_or_words(mem, raw_d
         assert secret not in stored and secret not in recalled
     assert marker(TOKEN) in stored
 
+
+def property_keys(raw_driver) -> list[str]:
+    return [r["k"] for r in raw_driver.execute_query(
+        "CALL db.propertyKeys() YIELD propertyKey RETURN propertyKey AS k").records]
+
+
+def test_a_property_named_by_a_secret_never_becomes_a_property_key(mem, raw_driver, user_id):
+    # Neo4j never deletes a property-key token: the secret must not reach the write at all.
+    key_token = "ghp_PROPKEY4" + _chars(32)
+    key_api = "sk-aB3dE5fG" + _chars(40)
+    report = mem.commit(user_id, "c1", {"entities": [
+        {"name": "Laptop", "kind": "THING",
+         "properties": {key_token: "x", key_api: "y", "colour": "grey"}}],
+        "relations": [rel("User", "OWNS", "Laptop", "I own a laptop")]}, at=T1)
+    assert report.secrets_removed == {TOKEN: 1, API_KEY: 1}
+    assert [d.item for d in report.dropped] == ["2 properties of 'Laptop'"]
+    [laptop] = mem.entities(user_id, "Laptop", at=T2)
+    assert laptop.properties == {"colour": "grey"}
+    known = "\n".join(property_keys(raw_driver)).lower()
+    for secret in (key_token, key_api):
+        stem = secret.lower().replace("-", "_")[:14]
+        assert stem not in known
+
+
+def test_a_file_whose_property_name_holds_a_secret_is_refused(mem, raw_driver, user_id,
+                                                              tmp_path):
+    mem.commit(user_id, "c1", {"entities": [{"name": "Laptop", "kind": "THING"}],
+                               "relations": [rel("User", "OWNS", "Laptop", "I own a laptop")]},
+               at=T1)
+    path = _export_file(mem, user_id, tmp_path / "export.jsonl")
+    token = "ghp_" + _chars(36).lower()  # the format's key pattern takes lower case
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    for line in lines:
+        if line["type"] == "entity" and line["name"] == "Laptop":
+            line["properties"] = {token: "x"}
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    before = snapshot(raw_driver)
+    with pytest.raises(InvalidExportError, match=r"a property name holds what looks like a "
+                                                 "secret"):
+        mem.import_memory(f"{user_id}-dst", path, at=T3)
+    assert snapshot(raw_driver) == before
+    assert token not in "\n".join(property_keys(raw_driver))

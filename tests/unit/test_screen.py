@@ -379,3 +379,20 @@ def test_markers_are_recognised() -> None:
     assert all(has_marker(marker(k)) for k in KINDS)
     assert not has_marker("[secret] removed")
     assert re.fullmatch(r"\[secret removed: [a-z ]+\]", marker(API_KEY))
+
+
+def test_a_property_whose_key_holds_a_secret_is_left_out_and_counted() -> None:
+    # The attack: {"ghp_…": "x", "sk-…": "y"} was reported as "2 secrets removed" but became
+    # the property names p_ghp_… and p_sk_… (a Neo4j token, never deleted).
+    openai_plain = "sk-aB3dE5fG" + _chars(40)
+    batch = ExtractionBatch.model_validate({"entities": [
+        {"name": "Laptop", "kind": "THING",
+         "properties": {GITHUB: "x", openai_plain: "y", "colour": "grey",
+                        "nested": {GITHUB: "z", "ok": 1}}}]})
+    screened = screen_batch(batch)
+    [laptop] = screened.batch.entities
+    assert laptop.properties == {"colour": "grey", "nested": {marker(TOKEN): "z", "ok": 1}}
+    assert screened.found == {TOKEN: 1, API_KEY: 1}
+    assert [(d.item, d.reason) for d in screened.dropped] == [
+        ("2 properties of 'Laptop'", "its name held a secret (secrets are never kept)")]
+    assert GITHUB not in screened.batch.model_dump_json()
