@@ -8,7 +8,9 @@ on strings (provider keys and tokens, JWTs, URL credentials, quoted keyword assi
 high-entropy strings), plus what a conversation says that code does not: "my password is …",
 unquoted `key=value`, keys of providers newer than its patterns, long random tokens in prose,
 Luhn-checked card numbers and whole PEM private-key blocks. Each rule keeps ordinary sentences
-unmasked (benchmarks/secrets_fp.py measures that on the dev conversations).
+unmasked (benchmarks/secrets_fp.py measures that on the dev conversations). Every rule reads a
+plain copy of the text (NFKC, characters that draw as nothing dropped, any script's digits as
+ASCII) and masks the span as written, so "pass\u200bword：" or fullwidth digits hide nothing.
 
 `screen` is one string. A `Screen` screens many strings that belong together (a batch, the turns
 of one call, an import line): it first learns every secret any of them states with its context

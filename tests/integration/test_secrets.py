@@ -49,6 +49,12 @@ def graph_text(raw_driver) -> str:
     return "\n".join([*nodes, *rels])
 
 
+def property_keys(raw_driver) -> list[str]:
+    """Every property name the database ever made (a token: never deleted)."""
+    return [r["k"] for r in raw_driver.execute_query(
+        "CALL db.propertyKeys() YIELD propertyKey RETURN propertyKey AS k").records]
+
+
 def assert_kept_nowhere(raw_driver, mem: Memory, user_id: str, besides: str = "") -> str:
     """No secret in the graph (besides in the words `besides`, another user's), the user's
     export (with turns), or a recall; the export."""
@@ -228,24 +234,38 @@ def test_an_imported_file_is_screened_and_the_report_says_so(mem, raw_driver, us
             if '"exported_at"' not in line] == bystander_before
 
 
-def test_a_file_whose_label_holds_a_secret_is_refused_and_nothing_written(mem, raw_driver,
-                                                                          user_id, tmp_path):
+def _secret_label(line: dict) -> None:
+    if line["type"] == "memory":
+        aws = "AKIA" + "".join(_RANDOM.choice(string.ascii_uppercase + string.digits)
+                               for _ in range(16))
+        line["relation"] = f"KEY_{aws}"
+
+
+def _secret_property_name(line: dict) -> None:
+    if line["type"] == "entity" and line["name"] == "Laptop":
+        # the format's key pattern takes lower case: a lower-case token passed it
+        line["properties"] = {"ghp_" + _chars(36).lower(): "x"}
+
+
+@pytest.mark.parametrize(("edit", "refused"), [
+    (_secret_label, r"line 4 \(memory\): a relation label holds what looks like a secret"),
+    (_secret_property_name, r"line \d \(entity\): a property name holds what looks like a "
+                            "secret")], ids=["label", "property name"])
+def test_a_file_whose_token_names_hold_a_secret_is_refused_and_nothing_written(
+        mem, raw_driver, user_id, tmp_path, edit, refused):
+    # A relation label and a property name become Neo4j tokens: they can hold no marker.
     mem.commit(user_id, "c1", {"entities": [{"name": "Laptop", "kind": "THING"}],
                                "relations": [rel("User", "OWNS", "Laptop", "I own a laptop")]},
                at=T1)
     path = _export_file(mem, user_id, tmp_path / "export.jsonl")
     lines = [json.loads(line) for line in path.read_text().splitlines()]
-    aws = "AKIA" + "".join(_RANDOM.choice(string.ascii_uppercase + string.digits)
-                           for _ in range(16))
     for line in lines:
-        if line["type"] == "memory":
-            line["relation"] = f"KEY_{aws}"
+        edit(line)
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
-    before = snapshot(raw_driver)
-    with pytest.raises(InvalidExportError, match=r"line 4 \(memory\): a relation label holds "
-                                                 "what looks like a secret"):
+    before, keys = snapshot(raw_driver), property_keys(raw_driver)
+    with pytest.raises(InvalidExportError, match=refused):
         mem.import_memory(f"{user_id}-dst", path, at=T3)
-    assert snapshot(raw_driver) == before
+    assert snapshot(raw_driver) == before and property_keys(raw_driver) == keys
 
 
 def test_a_correction_keeps_no_secret_in_names_aliases_or_keys(mem, raw_driver, user_id):
@@ -305,11 +325,6 @@ def test_a_corrected_memory_keeps_no_secret_in_its_other_end_or_words(mem, raw_d
     assert marker(TOKEN) in stored
 
 
-def property_keys(raw_driver) -> list[str]:
-    return [r["k"] for r in raw_driver.execute_query(
-        "CALL db.propertyKeys() YIELD propertyKey RETURN propertyKey AS k").records]
-
-
 def test_a_property_named_by_a_secret_never_becomes_a_property_key(mem, raw_driver, user_id):
     # Neo4j never deletes a property-key token: the secret must not reach the write at all.
     key_token = "ghp_PROPKEY4" + _chars(32)
@@ -326,26 +341,6 @@ def test_a_property_named_by_a_secret_never_becomes_a_property_key(mem, raw_driv
     for secret in (key_token, key_api):
         stem = secret.lower().replace("-", "_")[:14]
         assert stem not in known
-
-
-def test_a_file_whose_property_name_holds_a_secret_is_refused(mem, raw_driver, user_id,
-                                                              tmp_path):
-    mem.commit(user_id, "c1", {"entities": [{"name": "Laptop", "kind": "THING"}],
-                               "relations": [rel("User", "OWNS", "Laptop", "I own a laptop")]},
-               at=T1)
-    path = _export_file(mem, user_id, tmp_path / "export.jsonl")
-    token = "ghp_" + _chars(36).lower()  # the format's key pattern takes lower case
-    lines = [json.loads(line) for line in path.read_text().splitlines()]
-    for line in lines:
-        if line["type"] == "entity" and line["name"] == "Laptop":
-            line["properties"] = {token: "x"}
-    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
-    before = snapshot(raw_driver)
-    with pytest.raises(InvalidExportError, match=r"a property name holds what looks like a "
-                                                 "secret"):
-        mem.import_memory(f"{user_id}-dst", path, at=T3)
-    assert snapshot(raw_driver) == before
-    assert token not in "\n".join(property_keys(raw_driver))
 
 
 def test_a_recorded_turn_masks_a_secret_however_it_is_written(mem, raw_driver, user_id):

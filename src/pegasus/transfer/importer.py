@@ -157,7 +157,8 @@ def _screened_part(checker: Screen, part: Any) -> Any:
     """Every word of a part screened; a merge record's parts held as JSON text are screened
     as text (a marker holds no quote or backslash: the text stays JSON)."""
     if isinstance(part, dict):
-        if any(checker.key(k) != k for k in part if not _not_words(k)):
+        named = part.get("properties")  # the one map whose keys become names in the graph
+        if isinstance(named, dict) and any(checker.key(k) != k for k in named):
             raise _SecretName("property name")
         return {k: v if _not_words(k) else _screened_label(checker, v) if k in _LABELS
                 else checker.keyed(k, v) if isinstance(v, str)
