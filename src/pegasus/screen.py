@@ -775,6 +775,21 @@ def _bounded(text: str, start: int, end: int) -> bool:
         not (after.isalnum() and text[end - 1].isalnum())
 
 
+# What an id may not hold. A random run alone (SECRET) is what ids are made of (an Opencode
+# session "ses_6f1e…", a UUID), and a long number may be a card-shaped id: neither refuses one.
+_NOT_IN_AN_ID = (API_KEY, TOKEN, PASSWORD, PRIVATE_KEY)
+_ID_SEPARATOR = re.compile(r"[-.:/= ]")
+
+
+def secrets_in_id(value: str) -> tuple[str, ...]:
+    """The kinds of the named secrets (a provider's key or token, a password, a private key)
+    an id holds, read whole and from each of its separators on ("id-ghp_…", "c.sk-proj-…")."""
+    kinds = set(screen(value).kinds)
+    for match in _ID_SEPARATOR.finditer(value):
+        kinds.update(screen(value[match.end():]).kinds)
+    return tuple(kind for kind in _NOT_IN_AN_ID if kind in kinds)
+
+
 def summary(found: Counter[str] | dict[str, int]) -> str:
     """One line for a report: how many secrets of which kind were removed."""
     total = sum(found.values())

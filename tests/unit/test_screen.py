@@ -27,6 +27,7 @@ from pegasus.screen import (
     screen,
     screen_batch,
     screen_turns,
+    secrets_in_id,
     summary,
 )
 
@@ -508,3 +509,15 @@ def test_a_card_however_separated_and_whatever_its_digits_is_masked_exactly_when
     written = written.translate(script) if script else written
     screened = screen(f"card {written} thanks")
     assert (screened.text == f"card {marker(CARD)} thanks") == (total % 10 == 0)
+
+
+def test_an_id_holding_a_named_secret_is_told_and_an_ordinary_random_id_is_not() -> None:
+    assert secrets_in_id(f"id-{GITHUB}") == (TOKEN,)
+    assert secrets_in_id(f"c.{OPENAI}") == (API_KEY,)
+    assert secrets_in_id("chat-password=hunter22") == (PASSWORD,)
+    # ids are random by design: an Opencode session, a UUID, the proxy's derived id, a
+    # completion id, a card-shaped number
+    for ordinary in ("ses_6f1e2d3c4b5aXyZ12abCdEf9Q", "opencode-ses_1a2b3c4d5e6fAbCdEfGhIjKlMn",
+                     "550e8400-e29b-41d4-a716-446655440000", "auto-3f2a9c1e8b7d6a5f4e3d",
+                     "chatcmpl-9xYzAbC123dEfGhIjKlMnOpQrStU", f"x-{VISA}", "c1"):
+        assert secrets_in_id(ordinary) == ()
