@@ -21,6 +21,13 @@ class InvalidInputError(PegasusError):
     """An argument, id, filter or form field is not acceptable as given; nothing was changed."""
 
 
+class SecretInIdError(InvalidInputError):
+    """An id (a conversation's) holds what looks like a secret: an id is kept as given and
+    cannot hold a marker, so it is refused (design §15); nothing was recorded."""
+
+    status = 422
+
+
 class ConfigError(PegasusError):
     """A setting is missing or wrong."""
 

@@ -19,7 +19,14 @@ from pydantic import ValidationError
 from pegasus.clock import aware
 from pegasus.commit import CommitJob, commit
 from pegasus.embed import Embedder
-from pegasus.errors import InvalidBatchError, InvalidInputError, NotFoundError, PegasusError, TooLargeError
+from pegasus.errors import (
+    InvalidBatchError,
+    InvalidInputError,
+    NotFoundError,
+    PegasusError,
+    SecretInIdError,
+    TooLargeError,
+)
 from pegasus.lifecycle import (
     await_extraction,
     awaiting_extraction,
@@ -49,7 +56,7 @@ from pegasus.ownership.forget import forget_staged
 from pegasus.passages import conversation_key, passages_of
 from pegasus.recall.engine import Explained, Query, RecallEngine, RecallParams
 from pegasus.recall.warm import rehearse as rehearse_recall
-from pegasus.screen import screen_turns
+from pegasus.screen import screen_turns, secrets_in_id
 from pegasus.settings import Settings
 from pegasus.snippets import backfill_sightings, user_key
 from pegasus.store import Store, run
@@ -62,6 +69,11 @@ log = logging.getLogger(__name__)
 def _check_id(kind: str, value: str) -> str:
     if not isinstance(value, str) or not value.strip() or len(value) > 200:
         raise InvalidInputError(f"{kind} must be a non-empty string of at most 200 characters")
+    if kind == "conversation_id" and (kinds := secrets_in_id(value)):
+        # Refused, not screened: an id is kept as given and cannot hold a marker (two ids
+        # masked alike would be one conversation), design §15.
+        raise SecretInIdError(f"{kind} holds what looks like a secret ({', '.join(kinds)}); "
+                              "Pegasus never keeps one: choose another id; nothing was done")
     return value
 
 

@@ -8,7 +8,9 @@ on strings (provider keys and tokens, JWTs, URL credentials, quoted keyword assi
 high-entropy strings), plus what a conversation says that code does not: "my password is …",
 unquoted `key=value`, keys of providers newer than its patterns, long random tokens in prose,
 Luhn-checked card numbers and whole PEM private-key blocks. Each rule keeps ordinary sentences
-unmasked (benchmarks/secrets_fp.py measures that on the dev conversations).
+unmasked (benchmarks/secrets_fp.py measures that on the dev conversations). Every rule reads a
+plain copy of the text (NFKC, characters that draw as nothing dropped, any script's digits as
+ASCII) and masks the span as written, so "pass\u200bword：" or fullwidth digits hide nothing.
 
 `screen` is one string. A `Screen` screens many strings that belong together (a batch, the turns
 of one call, an import line): it first learns every secret any of them states with its context
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -108,6 +111,20 @@ _PROVIDER = [
      TOKEN),  # a JWT, signature included
     (_provider("A(?:KIA|SIA|BIA|CCA)", 4, r"[0-9A-Z]{16}(?![0-9A-Z])"), API_KEY),  # AWS
 ]
+# The start of a token cut by a space or a line end ("ghp_aBcD1234eFgH 5678iJkL…"): a prefix
+# no word starts with, then eight characters or more with a digit among them. The pieces that
+# follow it (letters and digits mixed) go with it.
+_FRAGMENTS = [
+    (_provider(prefix, width, rf"(?=[{chars}]*\d)[{chars}]{{8,}}"), kind)
+    for prefix, width, chars, kind in (
+        ("gh[pousr]_", 4, "A-Za-z0-9", TOKEN), ("github_pat_", 11, "A-Za-z0-9_", TOKEN),
+        ("glpat-", 6, "A-Za-z0-9_-", TOKEN), ("xox[abposr]-", 5, "A-Za-z0-9-", TOKEN),
+        ("hf_", 3, "A-Za-z0-9", TOKEN), ("npm_", 4, "A-Za-z0-9", TOKEN),
+        ("pypi-", 5, "A-Za-z0-9_-", TOKEN), ("sk-proj-", 8, "A-Za-z0-9_-", API_KEY),
+        ("sk-ant-", 7, "A-Za-z0-9_-", API_KEY))]
+_FRAGMENT_PREFIXES = ("gh", "glpat-", "xox", "hf_", "npm_", "pypi-", "sk-")
+_TOKEN_PIECE = re.compile(r"[ \t]*\n?[ \t]*([A-Za-z0-9_-]{6,})(?![^\s.,;:!?)\]}>])")
+MAX_TOKEN_PIECES = 4
 # "Authorization: Bearer …", "Bearer …" in a curl line.
 _BEARER = re.compile(r"\b(?:Bearer|Basic|Token)\s+([A-Za-z0-9._~+/=-]{16,})", re.IGNORECASE)
 # Unquoted `name=value` / `name: value` with a secret-sounding name (env files, shell, YAML):
@@ -119,15 +136,29 @@ _ASSIGNED = re.compile(
     r"private[_-]?key|auth[_-]?key|client[_-]?key|credentials?)"
     r"(?:[_.-][A-Za-z0-9]{1,20}|[A-Z0-9][A-Za-z0-9]{0,19}){0,2})[\"']?\s{0,3}(?::=|=|:)\s{0,3}"
     r"[\"'`]?([^\s\"'`,;]{4,200})")
-# What a person says: "my password is …", "the API key for staging: …", "pin code is 1234".
+# The words for a password, in English and in the languages people most often switch to.
+_PASSWORD_WORDS = (r"pass(?:word|phrase|code)s?|passwd|pwd|mot de passe|passw[oö]rt|kennwort|"
+                   r"contrase[ñn]as?")
+# What a person says: "my password is …", "the API key for staging: …", "pin code is 1234",
+# "my password's …", "mein Passwort ist …", "mi contraseña es …".
 _SAID = re.compile(
-    r"\b(pass(?:word|phrase|code)s?|passwd|pwd|pin(?: code| number)?|"
+    rf"\b({_PASSWORD_WORDS}|pin(?: code| number)?|"
     r"api[ _-]?keys?|access[ _-]?keys?|secret[ _-]?keys?|private[ _-]?keys?|signing keys?|"
     r"licen[cs]e keys?|(?:access |auth |bearer |refresh |api |personal access )?tokens?|"
     r"client secrets?|secrets?)\b"
     r"((?:\s+[\w.@'/-]{1,40}){0,4}?)"
-    r"\s*(?:\bis\b|\bwas\b|:|=|->|=>)\s*[\"'`]?([^\s\"'`]{1,200})",
+    r"\s*(?:\b(?:is|was|est|était|ist|war|lautet|es|era)\b|(['’]s\b)|:|=|->|=>)"
+    r"\s*[\"'`]?([^\s\"'`]{1,200})",
     re.IGNORECASE)
+# "password hunter2abc", "passcode 48213": a password word and the value, nothing between (the
+# value must then look like one: digits, or letters with digits).
+_SAID_BARE = re.compile(rf"\b({_PASSWORD_WORDS})[ \t]+([^\s\"'`]{{4,200}})", re.IGNORECASE)
+# A word that goes on a passphrase ("correct horse battery staple"), up to the clause's end.
+_NEXT_WORD = re.compile(r"[ \t]+([^\s\"'`]{1,100})")
+MAX_PASSPHRASE_WORDS = 8
+# A word of the sentence that an ordinary adjective after "password is" needs this many
+# content words after it to be a passphrase ("my password is wrong again" is no password).
+PASSPHRASE_AFTER_ORDINARY = 3
 # Words that follow "password is" in an ordinary sentence (and never are the password).
 _NOT_A_VALUE = function_words() | frozenset((
     "always", "away", "bad", "blank", "broken", "case", "changed", "complicated", "compromised",
@@ -136,28 +167,44 @@ _NOT_A_VALUE = function_words() | frozenset((
     "lost", "missing", "needed", "new", "old", "protected", "ready", "required", "reset", "right",
     "safe", "saved", "secure", "sensitive", "set", "short", "simple", "stolen", "stored",
     "strong", "unknown", "valid", "visible", "weak", "working", "written", "wrong", "true",
-    "false", "none", "null", "see", "tbd", "todo", "redacted", "unset", "optional", "default"))
+    "false", "none", "null", "see", "tbd", "todo", "redacted", "unset", "optional", "default",
+    "1password",
+    # French, German, Spanish: "mon mot de passe est trop court" is no password
+    "très", "trop", "faux", "oublié", "perdu", "nouveau", "facile", "court", "expiré", "changé",
+    "le", "la", "les", "un", "une", "mon", "ma", "pas", "bon", "mauvais", "vide", "sûr", "fort",
+    "faible", "sehr", "zu", "falsch", "richtig", "lang", "kurz", "einfach", "sicher", "neu",
+    "alt", "abgelaufen", "vergessen", "geändert", "der", "die", "das", "ein", "eine", "nicht",
+    "gut", "schlecht", "leer", "stark", "schwach", "mein", "muy", "demasiado", "el", "fácil",
+    "facil", "largo", "larga", "corto", "corta", "incorrecta", "correcta", "incorrecto",
+    "correcto", "nueva", "nuevo", "vieja", "viejo", "segura", "seguro", "débil", "debil",
+    "olvidada", "cambiada", "no", "mi", "tu", "su", "fuerte", "vacía"))
 _PUNCTUATION = ".,;:!?)]}>"
 # What ends a sentence or a clause after a password; "!" and "?" stay in its marker (passwords
 # end in them far more often than sentences around a password do).
 _CLAUSE_END = ".,;:)]}>"
-# 13-19 digits, separated or not (the look-behind after the first digit lets the search jump
-# from digit to digit).
-_CARD = re.compile(r"\d(?<![\d.,/-]\d)(?:[ -]?\d){12,18}(?![\d/]|[.,-]\d)")
+# A run of digit groups, each separator one of " .-/_" (NBSP, thin and zero-width spaces are
+# spaces or nothing once the text is plain); the look-behind after the first digit lets the
+# search jump from digit to digit. A card is 13-19 digits of it (the run may hold an expiry or
+# a code after it, or a number before it).
+_DIGIT_GROUPS = re.compile(r"\d(?<![\d.,/_-]\d)(?:[ ./_-]?\d)*(?![.,]\d)")
+_CARD_SEPARATOR = re.compile(r"[ ./_-]")
 _CARD_GROUPS = {(4, 4, 4, 4), (4, 4, 4, 4, 3), (4, 6, 5), (4, 6, 4), (4, 4, 4, 1), (4, 4, 4, 2),
                 (4, 4, 4, 3), (4, 4, 4, 4, 1), (4, 4, 4, 4, 2), (4, 4, 5)}
+# A date in a run ("2023-05-01/2023-05-08") is no card, however Luhn falls.
+_DATE = re.compile(r"(?:19|20)\d\d[./-][01]\d[./-][0-3]\d|[0-3]\d[./-][01]\d[./-](?:19|20)\d\d")
 # A long token in prose: random enough, mixed enough, and no path or word run.
 # maximal runs (greedy: no backtracking), base64's padding only at the end
 _TOKEN = re.compile(r"[A-Za-z0-9_+/-]{24,}={0,2}")
 MAX_TOKEN_CHARS = 512
 # The gates of the rules (see _in_piece).
 _LONG_RUN = re.compile(r"[^\s'\"`<>()\[\]{},;]{16,}")
-_NAMED = re.compile(r"pass|pwd|secret|token|key|credential|\bpin\b|contrase", re.IGNORECASE)
-_DIGIT_RUN = re.compile(r"\d{4}[ -]?\d{4}")  # how every card number starts
+_NAMED = re.compile(r"pass|pwd|secret|token|key|credential|\bpin\b|contrase|kennwort",
+                    re.IGNORECASE)
+_DIGIT_RUN = re.compile(r"\d(?:[ ./_-]?\d){12}")  # thirteen digits, however grouped
 # Secret-sounding words, in a lower-cased piece; the rules for names and sayings search from
 # BEFORE_STEM_CHARS before one (a name's prefix, "personal access" before "token") to
 # AFTER_STEM_CHARS after it (four words, "is", a value of 200 characters).
-_STEMS = re.compile(r"pass|pwd|pin|key|token|secret|credential|contrase")
+_STEMS = re.compile(r"pass|pwd|pin|key|token|secret|credential|contrase|kennwort")
 BEFORE_STEM_CHARS = 80
 AFTER_STEM_CHARS = 480
 # A quoted value assigned or compared: what detect-secrets' keyword plugin needs to find one.
@@ -264,16 +311,32 @@ def _luhn(digits: str) -> bool:
 
 
 def _is_card(candidate: str) -> bool:
-    digits = re.sub(r"[ -]", "", candidate)
+    """13-19 digits starting 2-6, Luhn valid, written whole or grouped as a card is: in a
+    card's groups (4-4-4-4, 4-6-5 …) or in even groups of two to four digits (the last one
+    shorter), whatever separates them."""
+    groups = _CARD_SEPARATOR.split(candidate)
+    digits = "".join(groups)
     if not 13 <= len(digits) <= 19 or digits[0] not in "23456" or not _luhn(digits):
         return False
-    separators = set(re.findall(r"[ -]", candidate))
-    if not separators:
+    sizes = tuple(len(g) for g in groups)
+    if len(sizes) == 1 or sizes in _CARD_GROUPS:
         return True
-    if len(separators) > 1:
-        return False
-    groups = tuple(len(g) for g in re.split(r"[ -]", candidate))
-    return groups in _CARD_GROUPS
+    return 2 <= sizes[0] <= 4 and all(n == sizes[0] for n in sizes[:-1]) \
+        and 1 <= sizes[-1] <= sizes[0] and not _DATE.search(candidate)
+
+
+def _cards(run: str) -> Iterator[tuple[int, int]]:
+    """The spans of card numbers in a run of digit groups: the whole run, or its first or its
+    last groups (a card with its expiry after it, a label's number before it)."""
+    if len(run) > 200:  # no card is written over 200 characters
+        return
+    cuts = [m.start() for m in _CARD_SEPARATOR.finditer(run)]
+    starts, ends = [0, *(c + 1 for c in cuts)], [*cuts, len(run)]
+    for start, end in [(0, len(run)), *((0, e) for e in ends[:-1]),
+                       *((b, len(run)) for b in starts[1:])]:
+        if _is_card(run[start:end]):
+            yield start, end
+            return
 
 
 def _pieces(text: str) -> Iterator[tuple[int, str]]:
@@ -333,11 +396,30 @@ def _in_piece(piece: str) -> Iterator[_Found]:
             elif _looks_like_credential(value):
                 yield _Found(match.start(2), match.start(2) + len(value), kind)
         for match in _SAID.finditer(piece, start, end):
-            yield from _said(match)
+            yield from _said(piece, match)
+        for match in _SAID_BARE.finditer(piece, start, end):
+            if _looks_like_a_bare_password(match.group(2)):
+                whole = match.group(2).rstrip(_CLAUSE_END)
+                yield _Found(match.start(2), match.start(2) + len(whole), PASSWORD)
+    if any(prefix in piece for prefix in _FRAGMENT_PREFIXES):
+        for pattern, kind in _FRAGMENTS:
+            for match in pattern.finditer(piece):
+                yield _Found(match.start(), _token_pieces(piece, match.end()), kind)
     if _DIGIT_RUN.search(piece):
-        for match in _CARD.finditer(piece):
-            if _is_card(match.group()):
-                yield _Found(match.start(), match.end(), CARD)
+        for match in _DIGIT_GROUPS.finditer(piece):
+            for start, end in _cards(match.group()):
+                yield _Found(match.start() + start, match.start() + end, CARD)
+
+
+def _token_pieces(piece: str, end: int) -> int:
+    """Where a token cut into pieces ends: the runs of letters mixed with digits after `end`."""
+    for _ in range(MAX_TOKEN_PIECES):
+        match = _TOKEN_PIECE.match(piece, end)
+        if not match or not (re.search(r"\d", match.group(1))
+                             and re.search(r"[A-Za-z]", match.group(1))):
+            break
+        end = match.end(1)
+    return end
 
 
 def _windows(piece: str) -> list[tuple[int, int]]:
@@ -397,34 +479,72 @@ def _in_url(piece: str, at: int) -> bool:
     return "://" in piece[start:at] or piece.startswith("www.", start)
 
 
-def _said(match: re.Match[str]) -> Iterator[_Found]:
+def _said(piece: str, match: re.Match[str]) -> Iterator[_Found]:
     keyword = match.group(1).lower()
-    value = match.group(3).rstrip(_PUNCTUATION)
+    value = match.group(4).rstrip(_PUNCTUATION)
     if not value:
         return
-    whole = match.group(3).rstrip(_CLAUSE_END)
+    whole = match.group(4).rstrip(_CLAUSE_END)
     between = match.group(2).split()
     if any(has_marker(w) for w in between):
         return
     kind = _name_kind(keyword)
+    start = match.start(4)
     if keyword.startswith("pin"):
         ok = bool(re.fullmatch(r"\d{4,8}", value))
     elif kind == PASSWORD:
         # "the password for the wifi is …" names it; "password reset is easy" does not
-        ok = _looks_like_password(value) and not any(
-            w.lower() in ("reset", "manager", "managers", "policy", "rules", "field", "hint")
-            for w in between[:1])
+        if any(w.lower() in ("reset", "manager", "managers", "policy", "rules", "field", "hint")
+               for w in between[:1]):
+            return
+        # "password's …" is a possessive far more often than a password
+        ok = (_looks_like_a_bare_password if match.group(3) else _looks_like_password)(value)
+        if whole == match.group(4):  # the clause goes on: a passphrase may too
+            more = _passphrase(piece, start + len(whole), ordinary=not ok)
+            if more > start + len(whole):
+                ok, whole = True, piece[start:more]
     else:
         ok = _looks_like_credential(value)
     if ok:
-        start = match.start(3)
         yield _Found(start, start + len(whole if kind == PASSWORD else value), kind)
+
+
+def _passphrase(piece: str, at: int, ordinary: bool) -> int:
+    """Where a passphrase begun before `at` ends: the words after it up to the clause's end
+    or a function word ("my password is hunter22 for the wifi" ends at hunter22). After an
+    ordinary word ("correct") it goes on only over PASSPHRASE_AFTER_ORDINARY words or more,
+    else it ends at `at` ("my password is wrong again")."""
+    end, words = at, 0
+    while words < MAX_PASSPHRASE_WORDS and (match := _NEXT_WORD.match(piece, end)):
+        word = match.group(1)
+        bare = word.rstrip(_PUNCTUATION).lower()
+        if not bare or bare in _NOT_A_VALUE or has_marker(word) or not bare[0].isalnum():
+            break
+        words += 1
+        end = match.start(1) + len(word.rstrip(_CLAUSE_END))
+        if word != word.rstrip(_CLAUSE_END):
+            break
+    if ordinary and words < PASSPHRASE_AFTER_ORDINARY:
+        return at
+    return end
+
+
+def _looks_like_a_bare_password(value: str) -> bool:
+    """A value with nothing but a space (or "'s") between it and "password": digits (not a
+    year), or letters with digits ("password hunter2abc", "passcode 48213")."""
+    word = value.rstrip(_PUNCTUATION)
+    if len(word) < 4 or word.lower() in _NOT_A_VALUE or has_marker(word):
+        return False
+    if word.isdigit():
+        return len(word) <= 12 and not re.fullmatch(r"(?:19|20)\d\d", word)
+    return bool(re.search(r"\d", word) and re.search(r"[^\W\d]", word))
 
 
 def _name_kind(name: str) -> str:
     """The kind a secret-sounding name (a keyword, a variable) says its value is."""
     name = name.lower()
-    if re.search(r"pass|pwd|pin\b|pin |credential", name) or name.startswith("pin"):
+    if re.search(r"pass|pwd|pin\b|pin |credential|kennwort|contrase", name) \
+            or name.startswith("pin"):
         return PASSWORD
     if "token" in name:
         return TOKEN
@@ -445,9 +565,65 @@ def _after_hash_prefix(piece: str, value: str) -> bool:
     return bool(_HASH_PREFIX.search(piece[max(0, at - 8):at]))
 
 
+_NOT_ASCII = re.compile(r"[^\x00-\x7f]+")
+
+
+@cache
+def _plain_char(char: str) -> str:
+    """A character as the rules read it: a format character that draws as nothing (zero-width
+    space, soft hyphen, bidi mark, tag) is dropped, any script's digit is an ASCII digit, and
+    the rest is its NFKC form (fullwidth letters, digits and colons, NBSP and thin spaces)."""
+    if unicodedata.category(char) == "Cf":
+        return ""
+    digit = unicodedata.decimal(char, None)
+    if digit is not None:
+        return str(digit)
+    return unicodedata.normalize("NFKC", char)
+
+
+def _plain(text: str) -> tuple[str, list[int] | None]:
+    """The text the rules search ("pass\u200bword：" is "password:", "４１１１ ١١١١" is
+    "4111 1111") and, when it differs from `text`, where each of its characters stands in
+    `text` (one more entry for the end): a span found is masked in the text as written."""
+    if text.isascii():
+        return text, None
+    parts: list[str] = []
+    index: list[int] = []
+    at = 0
+    for match in _NOT_ASCII.finditer(text):
+        parts.append(text[at:match.start()])
+        index.extend(range(at, match.start()))
+        for where, char in enumerate(match.group(), match.start()):
+            plain = _plain_char(char)
+            parts.append(plain)
+            index.extend([where] * len(plain))
+        at = match.end()
+    parts.append(text[at:])
+    index.extend(range(at, len(text)))
+    plain = "".join(parts)
+    if plain == text:
+        return text, None
+    index.append(len(text))
+    return plain, index
+
+
+def _back(spans: list[_Found], index: list[int] | None) -> list[_Found]:
+    """Spans of the plain text as spans of the text as written (each covers every character
+    its plain characters came from, a zero-width one inside included)."""
+    if index is None:
+        return spans
+    return _joined([_Found(index[f.start], index[f.end - 1] + 1, f.kind) for f in spans])
+
+
 def _spans(text: str) -> list[_Found]:
-    """Every secret in `text`, overlapping findings joined (the strongest kind names them);
-    a marker already there is left as it is (screening twice changes nothing)."""
+    """Every secret in `text` as written, found in its plain form."""
+    plain, index = _plain(text)
+    return _back(_plain_spans(plain), index)
+
+
+def _plain_spans(text: str) -> list[_Found]:
+    """Every secret in a plain text, overlapping findings joined (the strongest kind names
+    them); a marker already there is left as it is (screening twice changes nothing)."""
     found: list[_Found] = []
     for match in _PEM.finditer(text):
         found.append(_Found(match.start(), match.end(), PRIVATE_KEY))
@@ -508,8 +684,9 @@ class Screen:
         """Find the secrets these texts state (kept in memory only, never returned)."""
         for text in texts:
             if isinstance(text, str) and text:
-                for span in _spans(text):
-                    value = text[span.start:span.end]
+                plain, _ = _plain(text)
+                for span in _plain_spans(plain):
+                    value = plain[span.start:span.end]
                     for form in (value, value.rstrip(_PUNCTUATION)):
                         if len(form) >= MIN_LEARNED_CHARS:
                             self._learned.setdefault(form, span.kind)
@@ -518,15 +695,17 @@ class Screen:
         """`text` screened: detected secrets and learned values masked, counted in `found`."""
         if not isinstance(text, str) or not text:
             return text
-        spans = _spans(text)
+        plain, index = _plain(text)
+        spans = _plain_spans(plain)
         for value, kind in self._learned.items():
-            for start, end in _occurrences(text, value):
-                if _bounded(text, start, end):
+            for start, end in _occurrences(plain, value):
+                if _bounded(plain, start, end):
                     spans.append(_Found(start, end, kind))
         spans = _joined(spans)
         for span in spans:
-            self._removed.setdefault(_identity(text[span.start:span.end], span.kind), span.kind)
-        return _masked(text, spans).text
+            self._removed.setdefault(_identity(plain[span.start:span.end], span.kind),
+                                     span.kind)
+        return _masked(text, _back(spans, index)).text
 
     def data(self, value: Any, skip: Callable[[str], bool] = lambda key: False) -> Any:
         """A JSON-like value with every string screened (dict keys for which `skip` is true are
@@ -539,9 +718,25 @@ class Screen:
         if isinstance(value, list):
             return [self.data(v, skip) for v in value]
         if isinstance(value, dict):
-            return {k: v if skip(k) else self.keyed(k, v) if isinstance(v, str)
-                    else self.data(v, skip) for k, v in value.items()}
+            screened = {}
+            for k, v in value.items():
+                key = k if skip(k) else self.key(k)
+                screened[key] = v if skip(k) else self.keyed(key, v) if isinstance(v, str) \
+                    else self.data(v, skip)
+            return screened
         return value
+
+    def key(self, key: Any) -> Any:
+        """A dict key screened like any string (a key holding a secret is masked: it would be
+        kept as the words of a JSON text)."""
+        return self(key) if isinstance(key, str) else key
+
+    def properties(self, properties: dict[str, Any]) -> dict[str, Any]:
+        """An entity's properties screened, those whose key holds a secret left out (counted
+        in `found`): a key becomes a Neo4j property name, a token Neo4j never deletes, so it
+        can hold no marker either (docs/privacy.md)."""
+        return {k: self.keyed(k, v) if isinstance(v, str) else self.data(v)
+                for k, v in properties.items() if self.key(k) == k}
 
     def keyed(self, key: Any, value: str) -> str:
         """A string under a key, screened with its key for context ({"pin": "4821"} is
@@ -569,7 +764,7 @@ class Screen:
 def _identity(value: str, kind: str) -> str:
     """One secret however it is written (a card with or without its spaces, a password with
     the sentence's punctuation after it), so it is counted once."""
-    return re.sub(r"[ -]", "", value) if kind == CARD else value.rstrip(_PUNCTUATION)
+    return re.sub(r"\D", "", value) if kind == CARD else value.rstrip(_PUNCTUATION)
 
 
 def _bounded(text: str, start: int, end: int) -> bool:
@@ -578,6 +773,21 @@ def _bounded(text: str, start: int, end: int) -> bool:
     after = text[end] if end < len(text) else " "
     return not (before.isalnum() and text[start].isalnum()) and \
         not (after.isalnum() and text[end - 1].isalnum())
+
+
+# What an id may not hold. A random run alone (SECRET) is what ids are made of (an Opencode
+# session "ses_6f1e…", a UUID), and a long number may be a card-shaped id: neither refuses one.
+_NOT_IN_AN_ID = (API_KEY, TOKEN, PASSWORD, PRIVATE_KEY)
+_ID_SEPARATOR = re.compile(r"[-.:/= ]")
+
+
+def secrets_in_id(value: str) -> tuple[str, ...]:
+    """The kinds of the named secrets (a provider's key or token, a password, a private key)
+    an id holds, read whole and from each of its separators on ("id-ghp_…", "c.sk-proj-…")."""
+    kinds = set(screen(value).kinds)
+    for match in _ID_SEPARATOR.finditer(value):
+        kinds.update(screen(value[match.end():]).kinds)
+    return tuple(kind for kind in _NOT_IN_AN_ID if kind in kinds)
 
 
 def summary(found: Counter[str] | dict[str, int]) -> str:
@@ -640,10 +850,14 @@ def screen_batch(batch: ExtractionBatch, transcript: Any = None) -> ScreenedBatc
             dropped.append(Dropped(item=f"entity {name!r}", reason=NAMED_BY_A_SECRET))
             continue
         hint = checker(entity.same_as_hint) if entity.same_as_hint else None
+        properties = checker.properties(entity.properties)
+        if left_out := len(entity.properties) - len(properties):
+            dropped.append(Dropped(item=f"{left_out} propert{'y' if left_out == 1 else 'ies'} "
+                                        f"of {name!r}", reason=NAMED_BY_A_SECRET))
         entities.append(entity.model_copy(update={
             "name": name, "aliases": [a for a in map(checker, entity.aliases)
                                       if not has_marker(a)],
-            "properties": checker.data(entity.properties),
+            "properties": properties,
             "same_as_hint": None if hint and has_marker(hint) else hint}))
     relations = []
     for relation in batch.relations:

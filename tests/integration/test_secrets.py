@@ -17,7 +17,7 @@ from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 
 from pegasus import Memory
-from pegasus.errors import InvalidExportError
+from pegasus.errors import InvalidExportError, SecretInIdError
 from pegasus.screen import API_KEY, CARD, PASSWORD, PRIVATE_KEY, TOKEN, marker
 from tests.helpers import call, rel, snapshot
 
@@ -47,6 +47,12 @@ def graph_text(raw_driver) -> str:
     """Every property of every node and relationship, as one text."""
     nodes, rels = snapshot(raw_driver)
     return "\n".join([*nodes, *rels])
+
+
+def property_keys(raw_driver) -> list[str]:
+    """Every property name the database ever made (a token: never deleted)."""
+    return [r["k"] for r in raw_driver.execute_query(
+        "CALL db.propertyKeys() YIELD propertyKey RETURN propertyKey AS k").records]
 
 
 def assert_kept_nowhere(raw_driver, mem: Memory, user_id: str, besides: str = "") -> str:
@@ -228,24 +234,38 @@ def test_an_imported_file_is_screened_and_the_report_says_so(mem, raw_driver, us
             if '"exported_at"' not in line] == bystander_before
 
 
-def test_a_file_whose_label_holds_a_secret_is_refused_and_nothing_written(mem, raw_driver,
-                                                                          user_id, tmp_path):
+def _secret_label(line: dict) -> None:
+    if line["type"] == "memory":
+        aws = "AKIA" + "".join(_RANDOM.choice(string.ascii_uppercase + string.digits)
+                               for _ in range(16))
+        line["relation"] = f"KEY_{aws}"
+
+
+def _secret_property_name(line: dict) -> None:
+    if line["type"] == "entity" and line["name"] == "Laptop":
+        # the format's key pattern takes lower case: a lower-case token passed it
+        line["properties"] = {"ghp_" + _chars(36).lower(): "x"}
+
+
+@pytest.mark.parametrize(("edit", "refused"), [
+    (_secret_label, r"line 4 \(memory\): a relation label holds what looks like a secret"),
+    (_secret_property_name, r"line \d \(entity\): a property name holds what looks like a "
+                            "secret")], ids=["label", "property name"])
+def test_a_file_whose_token_names_hold_a_secret_is_refused_and_nothing_written(
+        mem, raw_driver, user_id, tmp_path, edit, refused):
+    # A relation label and a property name become Neo4j tokens: they can hold no marker.
     mem.commit(user_id, "c1", {"entities": [{"name": "Laptop", "kind": "THING"}],
                                "relations": [rel("User", "OWNS", "Laptop", "I own a laptop")]},
                at=T1)
     path = _export_file(mem, user_id, tmp_path / "export.jsonl")
     lines = [json.loads(line) for line in path.read_text().splitlines()]
-    aws = "AKIA" + "".join(_RANDOM.choice(string.ascii_uppercase + string.digits)
-                           for _ in range(16))
     for line in lines:
-        if line["type"] == "memory":
-            line["relation"] = f"KEY_{aws}"
+        edit(line)
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
-    before = snapshot(raw_driver)
-    with pytest.raises(InvalidExportError, match=r"line 4 \(memory\): a relation label holds "
-                                                 "what looks like a secret"):
+    before, keys = snapshot(raw_driver), property_keys(raw_driver)
+    with pytest.raises(InvalidExportError, match=refused):
         mem.import_memory(f"{user_id}-dst", path, at=T3)
-    assert snapshot(raw_driver) == before
+    assert snapshot(raw_driver) == before and property_keys(raw_driver) == keys
 
 
 def test_a_correction_keeps_no_secret_in_names_aliases_or_keys(mem, raw_driver, user_id):
@@ -271,3 +291,87 @@ def test_a_correction_keeps_no_secret_in_names_aliases_or_keys(mem, raw_driver, 
     assert_kept_nowhere(raw_driver, mem, user_id)
     assert [line for line in mem.export(other, True, at=T3)
             if '"exported_at"' not in line] == other_before
+
+
+def test_a_corrected_memory_keeps_no_secret_in_its_other_end_or_words(mem, raw_driver,
+                                                                       user_id):
+    # The attack: PATCH /v1/memory/edges/{id} {"other_end": "Pc ghp_…"} made an entity named by
+    # the raw token (its name and its keys); the page's Correct form did so with a Slack token.
+    slack = "xoxb-" + "".join(_RANDOM.choice(string.digits) for _ in range(12)) + "-" + _chars(24)
+    mem.commit(user_id, "c1", {"entities": [{"name": "Laptop", "kind": "THING"}],
+                               "relations": [rel("User", "OWNS", "Laptop", "I own a laptop")]},
+               at=T1)
+    [owns] = mem.memories(user_id, about="Laptop", at=T1)
+    done = mem.correct_memory(user_id, owns.id, target=f"Pc {GITHUB}",
+                              words=f"I own a pc, its password is {PASSWORD_SAID}", at=T2,
+                              via="api")
+    assert done.action == "corrected"
+    assert any("2 secrets removed" in note for note in done.notes)
+    [fixed] = mem.memories(user_id, about=f"Pc {marker(TOKEN)}", at=T2)
+    assert fixed.snippet == f"I own a pc, its password is {marker(PASSWORD)}"
+    again = mem.correct_memory(user_id, fixed.id, target=f"Desk {slack}", at=T3, via="page")
+    assert any("1 secret removed" in note for note in again.notes)
+    names = [r["n"] for r in raw_driver.execute_query(
+        "MATCH (e:Entity {user_id: $u}) RETURN e.name AS n", u=user_id).records]
+    assert f"Desk {marker(TOKEN)}" in names
+    keys = [r["t"] for r in raw_driver.execute_query(
+        "MATCH (k:Key {user_id: $u}) RETURN k.text AS t", u=user_id).records]
+    assert keys and all(secret not in k for k in keys for secret in [*SECRETS, slack])
+    # (not assert_kept_nowhere: the export refuses a corrected memory's own properties today)
+    stored = graph_text(raw_driver)
+    recalled = mem.recall(user_id, "what do I own, a pc or a desk?", at=T3).render()
+    for secret in (GITHUB, PASSWORD_SAID, slack):
+        assert secret not in stored and secret not in recalled
+    assert marker(TOKEN) in stored
+
+
+def test_a_property_named_by_a_secret_never_becomes_a_property_key(mem, raw_driver, user_id):
+    # Neo4j never deletes a property-key token: the secret must not reach the write at all.
+    key_token = "ghp_PROPKEY4" + _chars(32)
+    key_api = "sk-aB3dE5fG" + _chars(40)
+    report = mem.commit(user_id, "c1", {"entities": [
+        {"name": "Laptop", "kind": "THING",
+         "properties": {key_token: "x", key_api: "y", "colour": "grey"}}],
+        "relations": [rel("User", "OWNS", "Laptop", "I own a laptop")]}, at=T1)
+    assert report.secrets_removed == {TOKEN: 1, API_KEY: 1}
+    assert [d.item for d in report.dropped] == ["2 properties of 'Laptop'"]
+    [laptop] = mem.entities(user_id, "Laptop", at=T2)
+    assert laptop.properties == {"colour": "grey"}
+    known = "\n".join(property_keys(raw_driver)).lower()
+    for secret in (key_token, key_api):
+        stem = secret.lower().replace("-", "_")[:14]
+        assert stem not in known
+
+
+def test_a_recorded_turn_masks_a_secret_however_it_is_written(mem, raw_driver, user_id):
+    # What an outside attacker got through POST /v1/memory/turns (the hooks and the proxy
+    # record the same way): password phrasings, cards with other separators or digits, a
+    # token cut by a space.
+    said = ["my password is correct horse battery staple", "password hunter2abc",
+            "pass\u200bword: hunter2abx", "mi contraseña es perro123",
+            "card 4111\u00a01111\u00a01111\u00a01111", "card ٤١١١.١١١١.١١١١.١١١١",
+            f"token {GITHUB[:16]} {GITHUB[16:]}"]
+    mem.record_turns(user_id, "c1", [{"role": "user", "content": text} for text in said],
+                     at=T1)
+    stored = graph_text(raw_driver)
+    for secret in ("correct horse", "hunter2abc", "hunter2abx", "perro123", "1111\u00a01111",
+                   "١١١١", GITHUB[:16], GITHUB[16:]):
+        assert secret not in stored
+    assert [json.loads(t)["content"] for t in mem.conversation_state(user_id, "c1")["turns"]] == [
+        f"my password is {marker(PASSWORD)}", f"password {marker(PASSWORD)}",
+        f"pass\u200bword: {marker(PASSWORD)}", f"mi contraseña es {marker(PASSWORD)}",
+        f"card {marker(CARD)}", f"card {marker(CARD)}", f"token {marker(TOKEN)}"]
+
+
+def test_a_conversation_id_holding_a_secret_is_refused(mem, raw_driver, user_id):
+    # Refused, not screened: an id is kept as given and cannot hold a marker.
+    before = snapshot(raw_driver)
+    with pytest.raises(SecretInIdError, match="conversation_id holds what looks like a secret"
+                       ) as refused:
+        mem.record_turns(user_id, f"id-{GITHUB}", [{"role": "user", "content": "hi"}], at=T1)
+    assert GITHUB not in str(refused.value) and refused.value.status == 422
+    assert "(access token)" in str(refused.value)
+    assert snapshot(raw_driver) == before
+    # an Opencode session id is random too, and no secret
+    mem.record_turns(user_id, "opencode-ses_6f1e2d3c4b5aXyZ12abCdEf9Q",
+                     [{"role": "user", "content": "hi"}], at=T1)

@@ -15,7 +15,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from pegasus import Memory
-from pegasus.screen import PASSWORD, TOKEN, marker
+from pegasus.screen import CARD, PASSWORD, TOKEN, marker
 from pegasus.serve.app import create_app
 from tests.helpers import rel, snapshot
 
@@ -87,3 +87,32 @@ def test_the_api_and_the_page_keep_and_show_only_the_marker(served, raw_driver):
     other = client.get("/v1/memory/edges", headers=auth(KEY_B))
     assert other.status_code == 200 and "Laptop" not in other.text
     assert "secret removed" not in other.text
+
+
+def test_the_attackers_routes_keep_no_secret(served, raw_driver):
+    # PATCH /v1/memory/edges/{id} {"other_end": "Pc ghp_…"} made an entity named by the token;
+    # POST /v1/memory/turns kept a password said "password hunter2abc" and a token-holding id.
+    client, memory, alice, _ = served
+    client.post("/v1/memory/commit", headers=auth(KEY_A), json={
+        "conversation_id": "c1", "at": AT,
+        "batch": {"entities": [{"name": "Laptop", "kind": "THING"}],
+                  "relations": [rel("User", "OWNS", "Laptop", "I own a laptop")]}})
+    [owns] = memory.memories(alice, about="Laptop")
+    patched = client.patch(f"/v1/memory/edges/{owns.id}", headers=auth(KEY_A),
+                           json={"other_end": f"Pc {GITHUB}"})
+    assert patched.status_code == 200 and GITHUB not in patched.text
+    assert any("1 secret removed" in note for note in patched.json()["notes"])
+    turns = client.post("/v1/memory/turns", headers=auth(KEY_A), json={
+        "conversation_id": "c2", "at": AT,
+        "turns": [{"role": "user", "content": "password hunter2abc, card 4111.1111.1111.1111"}]})
+    assert turns.status_code == 200
+    recorded = [json.loads(t) for t in memory.conversation_state(alice, "c2")["turns"]]
+    assert recorded == [{"role": "user", "content": f"password {marker(PASSWORD)}, card "
+                                                    f"{marker(CARD)}"}]
+    refused = client.post("/v1/memory/turns", headers=auth(KEY_A), json={
+        "conversation_id": f"id-{GITHUB}", "at": AT,
+        "turns": [{"role": "user", "content": "hi"}]})
+    assert refused.status_code == 422 and GITHUB not in refused.text
+    assert "holds what looks like a secret" in refused.text
+    stored = "\n".join(snapshot(raw_driver)[0] + snapshot(raw_driver)[1])
+    assert GITHUB not in stored and "hunter2abc" not in stored and "4111.1111" not in stored

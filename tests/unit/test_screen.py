@@ -27,6 +27,7 @@ from pegasus.screen import (
     screen,
     screen_batch,
     screen_turns,
+    secrets_in_id,
     summary,
 )
 
@@ -379,3 +380,144 @@ def test_markers_are_recognised() -> None:
     assert all(has_marker(marker(k)) for k in KINDS)
     assert not has_marker("[secret] removed")
     assert re.fullmatch(r"\[secret removed: [a-z ]+\]", marker(API_KEY))
+
+
+def test_a_property_whose_key_holds_a_secret_is_left_out_and_counted() -> None:
+    # The attack: {"ghp_…": "x", "sk-…": "y"} was reported as "2 secrets removed" but became
+    # the property names p_ghp_… and p_sk_… (a Neo4j token, never deleted).
+    openai_plain = "sk-aB3dE5fG" + _chars(40)
+    batch = ExtractionBatch.model_validate({"entities": [
+        {"name": "Laptop", "kind": "THING",
+         "properties": {GITHUB: "x", openai_plain: "y", "colour": "grey",
+                        "nested": {GITHUB: "z", "ok": 1}}}]})
+    screened = screen_batch(batch)
+    [laptop] = screened.batch.entities
+    assert laptop.properties == {"colour": "grey", "nested": {marker(TOKEN): "z", "ok": 1}}
+    assert screened.found == {TOKEN: 1, API_KEY: 1}
+    assert [(d.item, d.reason) for d in screened.dropped] == [
+        ("2 properties of 'Laptop'", "its name held a secret (secrets are never kept)")]
+    assert GITHUB not in screened.batch.model_dump_json()
+
+
+# --- what an outside attacker got through in recorded turns (each failed before) -------------
+
+FULLWIDTH = str.maketrans("0123456789", "０１２３４５６７８９")
+ARABIC_INDIC = str.maketrans("0123456789", "٠١٢٣٤٥٦٧٨٩")
+VISA_SAID = [_grouped(VISA, (4, 4, 4, 4), sep) for sep in (".", "/", "_", "\u00a0", "\u2009",
+                                                           "\u202f", "\u200b")] + [
+    f"{VISA[:4]} {VISA[4:8]}-{VISA[8:12]} {VISA[12:]}", _grouped(VISA, (2,) * 8),
+    _grouped(VISA, (4, 4, 4, 4)).translate(FULLWIDTH),
+    _grouped(VISA, (4, 4, 4, 4)).translate(ARABIC_INDIC)]
+SPLIT_TOKEN = f"{GITHUB[:16]} {GITHUB[16:]}"
+
+ATTACKS = [
+    ("my password is correct horse battery staple", "correct horse battery staple"),
+    ("my password's hunter2abc", "hunter2abc"),
+    ("password hunter2abc", "hunter2abc"),
+    ("password：hunter2xyz", "hunter2xyz"),
+    ("pass\u200bword: hunter2abc", "hunter2abc"),
+    ("pass\u00adword: hunter2abc", "hunter2abc"),
+    ("passcode 48213", "48213"),
+    ("mon mot de passe est soleil42", "soleil42"),
+    ("mein Passwort ist Sonnenschein77", "Sonnenschein77"),
+    ("mi contraseña es perro-azul-9", "perro-azul-9"),
+    ("mein Passwort ist Sonnenschein", "Sonnenschein"),
+    ("my password is hunter22 for the wifi", "hunter22"),
+    *((f"my card: {said} thanks", said) for said in VISA_SAID),
+]
+
+
+@pytest.mark.parametrize(("text", "secret"), ATTACKS, ids=[str(i) for i in range(len(ATTACKS))])
+def test_a_password_or_card_however_written_is_masked(text: str, secret: str) -> None:
+    screened = screen(text)
+    assert secret not in screened.text
+    assert screened.kinds in ((PASSWORD,), (CARD,))
+    before = text.partition(secret)[0]
+    assert screened.text == f"{before}{marker(screened.kinds[0])}{text.partition(secret)[2]}"
+    assert "for the wifi" in screen("my password is hunter22 for the wifi").text
+
+
+def test_a_token_split_by_a_space_goes_whole() -> None:
+    for said in (f"here {SPLIT_TOKEN} done", f"use {GITHUB[:16]} please",
+                 f"x {GITHUB[:16]}\n{GITHUB[16:28]} {GITHUB[28:]}."):
+        screened = screen(said)
+        assert GITHUB[:16] not in screened.text and GITHUB[-8:] not in screened.text
+        assert screened.kinds[0] == TOKEN
+    assert screen(f"here {SPLIT_TOKEN} done").text == f"here {marker(TOKEN)} done"
+
+
+def test_a_card_shaped_luhn_valid_order_number_is_masked() -> None:
+    # accepted (the attacker's one false positive): it IS a Luhn-valid card number
+    assert screen("order 4539 1488 0343 6467 shipped").text == f"order {marker(CARD)} shipped"
+    assert screen("order 4539 1488 0343 6468 shipped").text == "order 4539 1488 0343 6468 shipped"
+
+
+def test_a_secret_written_with_invisible_characters_is_masked_where_it_stands() -> None:
+    # the span found in the plain text covers the characters as written, and only them
+    text = f"ok \u200b{GITHUB[:10]}\u200b{GITHUB[10:]}\u200b! and pass\u200bword: s3cr\u00adet99, ok"
+    screened = screen(text)
+    assert screened.text == (f"ok \u200b{marker(TOKEN)}\u200b! and pass\u200bword: "
+                             f"{marker(PASSWORD)}, ok")
+    checker = Screen()
+    checker.learn(["my wifi password is hunter22"])
+    assert checker("ｈｕｎｔｅｒ２２ again") == f"{marker(PASSWORD)} again"
+
+
+ORDINARY_TOO = [
+    "I use a password manager",
+    "the password reset link expired",
+    "I forgot my password",
+    "I forgot my password 3 times this week",
+    "the password's length matters a lot",
+    "my password is the same as my email",
+    "my password is strong enough",
+    "Password protected files are annoying",
+    "mon mot de passe est trop court",
+    "mein Passwort ist zu kurz",
+    "mi contraseña es muy larga",
+    "the key is under the mat",
+    "a token of appreciation",
+    "I lost my pin badge",
+    "the commit is 9fceb02d0ae598e95dc970b74767f19372d61af8",
+    "its id is 123e4567-e89b-12d3-a456-426614174000",
+    "upgrade from v1.2.3 to 2.10.0 then 3.11.7",
+    "from 2023-05-01/2023-05-08 and 2023.05.01 2023.05.08",
+    "call me on +49 30 1234 5678 or 0049 30 12345678",
+    "ISBN 978-3-16-148410-0 and 0-306-40615-2",
+    "order 4539 1488 0343 6468 is late",
+    "the code is １２３ and ٤٥",
+    "dates: 12/05/2023 14/05/2023",
+    "I scored 20 30 40 50 60 points",
+]
+
+
+@pytest.mark.parametrize("text", ORDINARY_TOO)
+def test_an_ordinary_sentence_near_the_new_rules_is_left_as_it_is(text: str) -> None:
+    assert screen(text).text == text
+
+
+@given(st.lists(st.integers(min_value=0, max_value=9), min_size=15, max_size=15),
+       st.sampled_from([" ", "-", ".", "/", "_", "\u00a0", "\u2009", "\u200b", ""]),
+       st.sampled_from([None, FULLWIDTH, ARABIC_INDIC]))
+@example([1] * 15, "\u200b", ARABIC_INDIC)
+def test_a_card_however_separated_and_whatever_its_digits_is_masked_exactly_when_luhn_holds(
+        digits: list[int], separator: str, script: dict[int, str] | None) -> None:
+    number = "4" + "".join(map(str, digits))
+    total = sum((int(d) * 2 - 9 if int(d) * 2 > 9 else int(d) * 2) if i % 2 else int(d)
+                for i, d in enumerate(reversed(number)))
+    written = _grouped(number, (4, 4, 4, 4), separator)
+    written = written.translate(script) if script else written
+    screened = screen(f"card {written} thanks")
+    assert (screened.text == f"card {marker(CARD)} thanks") == (total % 10 == 0)
+
+
+def test_an_id_holding_a_named_secret_is_told_and_an_ordinary_random_id_is_not() -> None:
+    assert secrets_in_id(f"id-{GITHUB}") == (TOKEN,)
+    assert secrets_in_id(f"c.{OPENAI}") == (API_KEY,)
+    assert secrets_in_id("chat-password=hunter22") == (PASSWORD,)
+    # ids are random by design: an Opencode session, a UUID, the proxy's derived id, a
+    # completion id, a card-shaped number
+    for ordinary in ("ses_6f1e2d3c4b5aXyZ12abCdEf9Q", "opencode-ses_1a2b3c4d5e6fAbCdEfGhIjKlMn",
+                     "550e8400-e29b-41d4-a716-446655440000", "auto-3f2a9c1e8b7d6a5f4e3d",
+                     "chatcmpl-9xYzAbC123dEfGhIjKlMnOpQrStU", f"x-{VISA}", "c1"):
+        assert secrets_in_id(ordinary) == ()

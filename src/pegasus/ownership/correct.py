@@ -1,7 +1,7 @@
 """Correcting one's memory (design §10): retract a memory, correct it in place, rename an
 entity, edit its aliases, merge two entities by hand. Each runs in one write transaction under
-the partition lock. A name, alias or memory's words given here is screened for secrets like
-every other word stored (design §15)."""
+the partition lock. Every text a correction writes (a name, an alias, a memory's other end and
+words) is screened for secrets like every other word stored (design §15)."""
 
 from __future__ import annotations
 
@@ -180,9 +180,9 @@ def merge(tx: ManagedTransaction, embedder: Embedder, user_id: str, keep_ref: st
 SURFACES = ("page", "api", "cli", "mcp", "python")
 
 
-def _words(value: str) -> str:
+def _words(checker: Screen, value: str) -> str:
     # screened like every word stored (design §15): a secret typed into a correction is not kept
-    words = clean_text(Screen()(value)) if isinstance(value, str) else ""
+    words = clean_text(checker(value)) if isinstance(value, str) else ""
     if not words:
         raise InvalidInputError("the memory's words must not be empty; nothing was changed")
     if len(words) > MAX_SNIPPET_CHARS:
@@ -242,6 +242,13 @@ def correct_memory(tx: ManagedTransaction, embedder: Embedder, user_id: str, edg
         raise InvalidInputError(f"unknown surface {via!r}; one of {', '.join(SURFACES)}")
     if until is not None and no_end:
         raise InvalidInputError("give an end date or say it has none, not both; nothing was changed")
+    # The other end and the words are screened together (a password the words state is masked
+    # in the other end too), before anything is looked up or written: the other end may become
+    # a new entity's name and its keys.
+    checker = Screen()
+    checker.learn(v for v in (target, words) if isinstance(v, str))
+    if target is not None:
+        target = _new_name(checker, target, "other end")
     lock_partition(tx, user_id, now)
     where = one_edge(tx, user_id, edge_id)
     [old] = run(tx, "ownership/correction_edge", user_id=user_id, rows=[where])
@@ -253,12 +260,12 @@ def correct_memory(tx: ManagedTransaction, embedder: Embedder, user_id: str, edg
         raise InvalidInputError("this memory was already replaced by a newer one; correct that one; "
                            "nothing was changed")
     target_id, created = old["target_id"], False
-    if target is not None and fold(entity_name(target, "other end")) != fold(old["target"]) \
+    if target is not None and fold(target) != fold(old["target"]) \
             and target != old["target_id"]:
         target_id, created = _other_end(tx, embedder, user_id, target, old["target_kind"], now)
         if target_id == old["source_id"]:
             raise InvalidInputError("a memory cannot link an entity to itself; nothing was changed")
-    snippet = _words(words) if words is not None else props.get("snippet")
+    snippet = _words(checker, words) if words is not None else props.get("snippet")
     expires_at = None if no_end else (until if until is not None
                                       else _instant(props.get("expires_at")))
     began = since if since is not None else _instant(props.get("created_at"))
@@ -297,7 +304,8 @@ def correct_memory(tx: ManagedTransaction, embedder: Embedder, user_id: str, edg
     write_snippets(tx, embedder, user_id, None, now, [new_row])
     run(tx, "write/partition_stats", user_id=user_id, now=now, self_id=None)
     notes = ["a new entity was made for the other end"] if created else []
-    return Correction(action="corrected", memory_id=new_id, corrected_id=edge_id, notes=notes)
+    return _told(checker, Correction(action="corrected", memory_id=new_id,
+                                     corrected_id=edge_id, notes=notes))
 
 
 def undo_correction(tx: ManagedTransaction, user_id: str, edge_id: str, now: datetime

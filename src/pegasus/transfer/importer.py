@@ -142,21 +142,25 @@ def _screened(data: Any, number: int, kind: str, checker: Screen) -> Any:
     checker.learn(checker.strings(data, _not_words))
     try:
         screened = _screened_part(checker, data)
-    except _SecretLabel:
-        raise InvalidExportError(f"line {number} ({kind}): a relation label holds what looks "
+    except _SecretName as exc:
+        raise InvalidExportError(f"line {number} ({kind}): a {exc.args[0]} holds what looks "
                                  "like a secret, which Pegasus never keeps; edit the file"
                                  ) from None
     return screened
 
 
-class _SecretLabel(Exception):  # noqa: N818 - a signal, turned into InvalidExportError
-    pass
+class _SecretName(Exception):  # noqa: N818 - a signal, turned into InvalidExportError
+    """A name that becomes a Neo4j token (a relation type, a property key) held a secret: it
+    can hold no marker, and Neo4j never deletes a token."""
 
 
 def _screened_part(checker: Screen, part: Any) -> Any:
     """Every word of a part screened; a merge record's parts held as JSON text are screened
     as text (a marker holds no quote or backslash: the text stays JSON)."""
     if isinstance(part, dict):
+        named = part.get("properties")  # the one map whose keys become names in the graph
+        if isinstance(named, dict) and any(checker.key(k) != k for k in named):
+            raise _SecretName("property name")
         return {k: v if _not_words(k) else _screened_label(checker, v) if k in _LABELS
                 else checker.keyed(k, v) if isinstance(v, str)
                 else _screened_part(checker, v) for k, v in part.items()}
@@ -167,7 +171,7 @@ def _screened_part(checker: Screen, part: Any) -> Any:
 
 def _screened_label(checker: Screen, label: Any) -> Any:
     if isinstance(label, str) and checker(label) != label:
-        raise _SecretLabel
+        raise _SecretName("relation label")
     return label
 
 
