@@ -10,7 +10,7 @@ import pytest
 
 from pegasus import Memory, Settings
 from pegasus.errors import InvalidExportError, PartitionNotEmptyError
-from pegasus.transfer.format import REGENERATED, SCHEMA_FILE, json_schema
+from pegasus.transfer.format import MINOR, REGENERATED, SCHEMA_FILE, json_schema
 from tests.helpers import rel, snapshot
 
 T1 = datetime(2026, 3, 1, 9, tzinfo=UTC)
@@ -157,7 +157,7 @@ def test_an_export_ends_with_its_end_line_and_a_file_from_before_it_still_import
     with Memory(settings) as mem:
         teach(mem, user_id)
         records = lines(mem, user_id)
-        assert records[0]["minor"] == 1
+        assert records[0]["minor"] == MINOR
         kinds = [r["type"] for r in records]
         assert records[-1] == {"type": "end", "entities": kinds.count("entity"),
                                "memories": kinds.count("memory"),

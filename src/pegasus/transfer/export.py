@@ -23,6 +23,7 @@ from pegasus.store import Store, rows, run
 from pegasus.transfer.format import (
     COUNTED,
     MINOR,
+    OWNER_PROPS,
     VERSION,
     ConversationRecord,
     End,
@@ -55,7 +56,7 @@ def _pages(tx: Transaction, name: str, user_id: str) -> Iterator[list[dict[str, 
 
 
 def _memory(row: dict[str, Any]) -> MemoryRecord:
-    props = {k: native(v) for k, v in row["props"].items() if k != "user_id"}
+    props = {k: native(v) for k, v in row["props"].items() if k not in OWNER_PROPS}
     unknown = set(props) - EDGE_FIELDS
     if unknown:
         raise PegasusError(f"memory {props.get('id')!r} has properties the export format "

@@ -1,6 +1,7 @@
 """The export format, version 1: JSON Lines, one record per line, in this order: a header, the
 entities, the memories, the conversations, the merge records, and (from minor version 1) an
-end line that counts them, so a reader knows the file is whole (design §11). These models are
+end line that counts them, so a reader knows the file is whole (design §11). From minor
+version 2 a memory carries its corrections in place (design §10). These models are
 the format's definition; `schemas/pegasus-export-v1.schema.json` is generated from them
 (`python -m pegasus.transfer.format`) and a test holds the two equal."""
 
@@ -49,13 +50,18 @@ from pegasus.models.fields import (
 )
 from pegasus.portable import decode_props, strict_json
 from pegasus.settings import Settings
-from pegasus.vocab import Cardinality, Kind, Stability
+from pegasus.vocab import Cardinality, Kind, Stability, Surface
 
 FORMAT: Final = "pegasus-memory-export"
 VERSION = 1
 # Minor versions add what an older reader of the same version can do without: 1 added the end
-# line. A header without `minor` is 1.0 (files exported before it), read as they always were.
-MINOR = 1
+# line, 2 a memory's correction fields. A header without `minor` is 1.0 (files exported before
+# it), read as they always were; a file holds only what its minor version has.
+MINOR = 2
+# The memory fields minor version 2 added: a correction names the version it corrects, and both
+# versions say through which surface; the corrected version says when (design §10).
+CORRECTION_FIELDS = ("corrects", "corrected_at", "corrected_via")
+CORRECTIONS_MINOR = 2
 SCHEMA_FILE = Path(__file__).resolve().parent / "pegasus-export-v1.schema.json"
 # Fields a second export of an imported memory has anew: when it was exported, and the
 # header's source user id when imported under another one. Everything else is identical.
@@ -134,6 +140,11 @@ class MemoryRecord(_Record):
     superseded_by: Id | None = None
     superseded_in: Id | None = None
     retracted_at: Instant | None = None
+    # 1.2 on (CORRECTION_FIELDS). Who corrected it is the partition's owner: never in the file,
+    # the importer writes the user it imports for.
+    corrects: Id | None = None  # a correction: the id of the version it replaced
+    corrected_at: Instant | None = None  # a corrected version: when the person corrected it
+    corrected_via: Surface | None = None  # either: through which surface
     snippet: Words
     evidence: Words | None = None
     said_at: Instant | None = None  # when the words shown were said
@@ -194,6 +205,11 @@ class ConversationRecord(_Record):
         return self
 
 
+# What a stored memory holds that names its partition's owner: never a memory record's (the
+# importer writes the user it imports for), kept in a merge record's taken-off memories.
+OWNER_PROPS = ("user_id", "corrected_by")
+
+
 class EdgeBetween(records.EdgeBetween):
     """A memory a merge by hand took off, as a file may hold it: a memory the format accepts
     (undo writes it back as it is; the importer puts its own user id in it)."""
@@ -205,7 +221,7 @@ class EdgeBetween(records.EdgeBetween):
         placed = sorted(set(self.props) & {"source_id", "target_id", "relation", "type"})
         if placed:
             raise ValueError(f"props: {placed[0]!r} is not a property a memory stores")
-        props = decode_props({k: v for k, v in self.props.items() if k != "user_id"})
+        props = decode_props({k: v for k, v in self.props.items() if k not in OWNER_PROPS})
         sightings = [strict_json(s) if isinstance(s, str) else s
                      for s in props.pop("sightings", None) or []]
         MemoryRecord.model_validate({**props, "sightings": sightings, "source_id": "a",
@@ -272,7 +288,8 @@ def json_schema() -> dict[str, Any]:
                            "conversation and merge_record lines, in that order, then (minor "
                            "version 1 on: the header's `minor`) an end line counting them; a "
                            "file whose header has minor >= 1 and that lacks the end line is "
-                           "incomplete.", **schema}
+                           "incomplete. A memory's correction fields (corrects, corrected_at, "
+                           "corrected_via) are minor version 2 on.", **schema}
 
 
 if __name__ == "__main__":

@@ -36,11 +36,14 @@ from pegasus.screen import Screen
 from pegasus.snippets import sync_sightings, user_key
 from pegasus.store import Store, run
 from pegasus.transfer.format import (
+    CORRECTION_FIELDS,
+    CORRECTIONS_MINOR,
     COUNTED,
     FORMAT,
     MAX_ID_CHARS,
     MINOR,
     ORDER,
+    OWNER_PROPS,
     RECORD,
     VERSION,
     ConversationRecord,
@@ -124,7 +127,7 @@ def _plain(key: str) -> bool:
 _NOT_WORDS = {"type", "format", "version", "user_id", "id", "conversations", "mentions",
               "read_log", "edge_ids", "candidate_ids", "superseded_by", "superseded_in",
               "said_in", "batch_hash", "kind", "stability", "cardinality", "status", "role",
-              "rule", "source", "reinforced_at"}
+              "rule", "source", "reinforced_at", "corrects", "corrected_via"}
 _LABELS = {"relation", "label"}
 
 
@@ -303,6 +306,7 @@ def check(path: Path, store: Store | None = None, user_id: str | None = None) ->
             if selves > 1:
                 raise InvalidExportError(f"line {number} (entity): is_self: a second self node")
         elif isinstance(record, MemoryRecord):
+            _check_fields_of_minor(number, record, header)
             for end in (record.source_id, record.target_id):
                 if end not in entity_ids:
                     raise InvalidExportError(f"line {number} (memory): source_id/target_id: "
@@ -336,6 +340,17 @@ def check(path: Path, store: Store | None = None, user_id: str | None = None) ->
     if taken is not None:
         taken.flush()
     return header
+
+
+def _check_fields_of_minor(number: int, record: MemoryRecord, header: Header | None) -> None:
+    """A memory's correction fields only in a file whose header says minor 2 or later (as the
+    end line only in one of minor 1 or later): a file holds what its format has."""
+    held = [f for f in CORRECTION_FIELDS if getattr(record, f) is not None]
+    minor = header.minor if header is not None else 0
+    if held and minor < CORRECTIONS_MINOR:
+        raise InvalidExportError(f"line {number} (memory): {held[0]}: format {VERSION}.{minor} "
+                                 "has no correction fields (the header's minor says which "
+                                 "format the file is)")
 
 
 def _check_end(number: int, end: End, counts: dict[str, int], header: Header | None) -> None:
@@ -380,7 +395,8 @@ def _merge_record_row(record: MergeRecordRecord, user_id: str) -> dict[str, Any]
     # An undo writes the edges a merge by hand took off back as they are: they belong to the
     # user imported into, whatever user id the file's text carries.
     fields = record.record.model_copy(update={"between": [
-        edge.model_copy(update={"props": {**edge.props, "user_id": user_id}})
+        edge.model_copy(update={"props": {**edge.props, **{
+            key: user_id for key in OWNER_PROPS if key == "user_id" or key in edge.props}}})
         for edge in record.record.between]})
     return {"id": record.id, **fields.model_dump()}
 
@@ -442,7 +458,7 @@ class _Writer:
                     for r, v in zip(batch, vectors, strict=True)]
 
             def memories(tx: ManagedTransaction) -> None:
-                run(tx, "transfer/import_memories", user_id=staging,
+                run(tx, "transfer/import_memories", user_id=staging, owner=self.user_id,
                     user_key=user_key(staging), rows=rows)
                 sync_sightings(tx, embedder, staging, [
                     {"edge_id": r["id"], "source_id": r["source_id"],
