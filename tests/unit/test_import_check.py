@@ -499,8 +499,43 @@ def test_correction_fields_in_a_file_older_than_1_2_are_refused(tmp_path, minor)
     if minor == 0:
         records = [{k: v for k, v in records[0].items() if k != "minor"}, *records[1:-1]]
     with pytest.raises(InvalidExportError, match=rf"^line 4 \(memory\): corrected_at: format "
-                                                 rf"1\.{minor} has no correction fields"):
+                                                 rf"1\.{minor} has no such field, 1\.2 added"):
         importer.check(write(tmp_path / "f.jsonl", records))
+
+
+def test_a_conversation_of_format_1_2_says_how_far_its_turns_were_consolidated(tmp_path):
+    records = corrected()
+    records[5].update({"extracted_turns": 1, "awaiting_extraction": True,
+                       "last_active_at": AT, "last_read_at": AT, "extracted_at": AT})
+    path = write(tmp_path / "f.jsonl", records)
+    importer.check(path)
+    [conversation] = [r for _, r in importer._parsed(path) if isinstance(r, ConversationRecord)]
+    row = importer._conversation_row(conversation)
+    assert (row["extracted_turns"], row["awaiting_extraction"]) == (1, True)
+    older = corrected(1)
+    older[3:5] = [good()[3]]
+    older[-1]["memories"] = 1
+    older[4]["last_active_at"] = AT
+    with pytest.raises(InvalidExportError, match=r"^line 5 \(conversation\): last_active_at: "
+                                                 r"format 1\.1 has no such field"):
+        importer.check(write(tmp_path / "older.jsonl", older))
+
+
+@pytest.mark.parametrize(("change", "problem"), [
+    ({"extracted_turns": 2}, "extracted_turns: 2 of 1 turns"),
+    ({"turns": None, "extracted_turns": 0}, "extracted_turns: only with the conversation's turns"),
+    ({"turns": None, "awaiting_extraction": True},
+     "awaiting_extraction: only with the conversation's turns"),
+    ({"awaiting_extraction": False}, "awaiting_extraction: Input should be True"),
+])
+def test_a_conversations_count_of_turns_goes_with_its_turns(tmp_path, change, problem):
+    records = corrected()
+    records[5].update(change)
+    records[5] = {k: v for k, v in records[5].items() if v is not None}
+    with pytest.raises(InvalidExportError) as refused:
+        importer.check(write(tmp_path / "f.jsonl", records))
+    assert problem in str(refused.value) and str(refused.value).startswith(
+        "line 6 (conversation): "), str(refused.value)
 
 
 @pytest.mark.parametrize(("field", "value", "problem"), [

@@ -1,7 +1,8 @@
 """The export format, version 1: JSON Lines, one record per line, in this order: a header, the
 entities, the memories, the conversations, the merge records, and (from minor version 1) an
 end line that counts them, so a reader knows the file is whole (design §11). From minor
-version 2 a memory carries its corrections in place (design §10). These models are
+version 2 a memory carries its corrections in place (design §10) and a conversation how far
+its turns were consolidated. These models are
 the format's definition; `schemas/pegasus-export-v1.schema.json` is generated from them
 (`python -m pegasus.transfer.format`) and a test holds the two equal."""
 
@@ -55,13 +56,17 @@ from pegasus.vocab import Cardinality, Kind, Stability, Surface
 FORMAT: Final = "pegasus-memory-export"
 VERSION = 1
 # Minor versions add what an older reader of the same version can do without: 1 added the end
-# line, 2 a memory's correction fields. A header without `minor` is 1.0 (files exported before
-# it), read as they always were; a file holds only what its minor version has.
+# line, 2 the fields in ADDED. A header without `minor` is 1.0 (files exported before it), read
+# as they always were; a file holds only what its minor version has.
 MINOR = 2
-# The memory fields minor version 2 added: a correction names the version it corrects, and both
-# versions say through which surface; the corrected version says when (design §10).
-CORRECTION_FIELDS = ("corrects", "corrected_at", "corrected_via")
-CORRECTIONS_MINOR = 2
+# The fields each minor version added, by record type. 2: a memory's corrections (a correction
+# names the version it corrects, both versions say through which surface, the corrected one
+# when: design §10), and a conversation's place in its life (design §9).
+ADDED: dict[int, dict[str, tuple[str, ...]]] = {2: {
+    "memory": ("corrects", "corrected_at", "corrected_via"),
+    "conversation": ("extracted_turns", "awaiting_extraction", "last_active_at",
+                     "last_read_at", "extracted_at"),
+}}
 SCHEMA_FILE = Path(__file__).resolve().parent / "pegasus-export-v1.schema.json"
 # Fields a second export of an imported memory has anew: when it was exported, and the
 # header's source user id when imported under another one. Everything else is identical.
@@ -196,12 +201,30 @@ class ConversationRecord(_Record):
         default_factory=list, max_length=MAX_LIST)
     reads_reinforced: Count = 0
     turns: list[TurnRecord] | None = None
+    # 1.2 on (ADDED). With its turns only: how many of them are consolidated (the next
+    # extraction reads the rest), and that it closed waiting for an LLM to extract them.
+    extracted_turns: Count | None = None
+    awaiting_extraction: Literal[True] | None = None
+    last_active_at: Instant | None = None  # its last recorded turn
+    last_read_at: Instant | None = None  # its last recall
+    extracted_at: Instant | None = None  # extracted from the backlog (turns kept from then)
 
     @model_validator(mode="after")
     def _transcript_limit(self) -> ConversationRecord:
         if sum(len(t.content) for t in self.turns or []) > MAX_TRANSCRIPT_CHARS:
             raise ValueError(f"turns: longer than a transcript may be ({MAX_TRANSCRIPT_CHARS} "
                              "characters together)")
+        return self
+
+    @model_validator(mode="after")
+    def _of_its_turns(self) -> ConversationRecord:
+        if self.turns is None:
+            for field in ("extracted_turns", "awaiting_extraction"):
+                if getattr(self, field) is not None:
+                    raise ValueError(f"{field}: only with the conversation's turns")
+        elif (self.extracted_turns or 0) > len(self.turns):
+            raise ValueError(f"extracted_turns: {self.extracted_turns} of "
+                             f"{len(self.turns)} turns")
         return self
 
 

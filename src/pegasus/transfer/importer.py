@@ -36,8 +36,7 @@ from pegasus.screen import Screen
 from pegasus.snippets import sync_sightings, user_key
 from pegasus.store import Store, run
 from pegasus.transfer.format import (
-    CORRECTION_FIELDS,
-    CORRECTIONS_MINOR,
+    ADDED,
     COUNTED,
     FORMAT,
     MAX_ID_CHARS,
@@ -294,6 +293,7 @@ def check(path: Path, store: Store | None = None, user_id: str | None = None) ->
             ending = record
             continue
         counts[record.type] += 1
+        _check_fields_of_minor(number, record, header)
         if record.type != "conversation" and record.id in DOT_SEGMENTS:
             raise InvalidExportError(f"line {number} ({record.type}): id: {record.id!r} cannot "
                                      "be named in a link (a browser reads it as a folder)")
@@ -306,7 +306,6 @@ def check(path: Path, store: Store | None = None, user_id: str | None = None) ->
             if selves > 1:
                 raise InvalidExportError(f"line {number} (entity): is_self: a second self node")
         elif isinstance(record, MemoryRecord):
-            _check_fields_of_minor(number, record, header)
             for end in (record.source_id, record.target_id):
                 if end not in entity_ids:
                     raise InvalidExportError(f"line {number} (memory): source_id/target_id: "
@@ -342,15 +341,17 @@ def check(path: Path, store: Store | None = None, user_id: str | None = None) ->
     return header
 
 
-def _check_fields_of_minor(number: int, record: MemoryRecord, header: Header | None) -> None:
-    """A memory's correction fields only in a file whose header says minor 2 or later (as the
-    end line only in one of minor 1 or later): a file holds what its format has."""
-    held = [f for f in CORRECTION_FIELDS if getattr(record, f) is not None]
+def _check_fields_of_minor(number: int, record: Any, header: Header | None) -> None:
+    """A field a minor version added only in a file whose header says that minor or later (as
+    the end line only in one of minor 1 or later): a file holds what its format has."""
     minor = header.minor if header is not None else 0
-    if held and minor < CORRECTIONS_MINOR:
-        raise InvalidExportError(f"line {number} (memory): {held[0]}: format {VERSION}.{minor} "
-                                 "has no correction fields (the header's minor says which "
-                                 "format the file is)")
+    for added, fields in ADDED.items():
+        held = [f for f in fields.get(record.type, ()) if getattr(record, f) is not None]
+        if held and minor < added:
+            raise InvalidExportError(
+                f"line {number} ({record.type}): {held[0]}: format {VERSION}.{minor} has no "
+                f"such field, {VERSION}.{added} added it (the header's minor says which format "
+                "the file is)")
 
 
 def _check_end(number: int, end: End, counts: dict[str, int], header: Header | None) -> None:
@@ -468,7 +469,7 @@ class _Writer:
             self.report.memories += len(batch)
         elif kind == "conversation":
             self.store.write(lambda tx: run(tx, "transfer/import_conversations",
-                                            user_id=staging,
+                                            user_id=staging, now=now,
                                             rows=[_conversation_row(r) for r in batch]))
             self.report.conversations += len(batch)
         else:
