@@ -22,6 +22,7 @@ from pegasus.serve.app import create_app
 from pegasus.transfer.export import CONVERSATION_FIELDS, CONVERSATION_LEFT_OUT, EDGE_FIELDS
 from pegasus.transfer.format import MINOR, OWNER_PROPS
 from tests.helpers import rel
+from tests.integration.test_correct_memory import HOME, by_line
 from tests.integration.test_remembered_at_once import TOLD, piet_model
 from tests.integration.test_transfer import comparable
 
@@ -30,22 +31,6 @@ T2 = datetime(2026, 3, 8, 9, tzinfo=UTC)
 T3 = datetime(2026, 3, 15, 9, tzinfo=UTC)
 T4 = datetime(2026, 3, 20, 9, tzinfo=UTC)
 KEY, COPY_KEY = "key-export-corrections-1", "key-export-corrections-2"
-HOME = {
-    "entities": [{"name": "Porto", "kind": "PLACE"}, {"name": "Ines", "kind": "PERSON"},
-                 {"name": "Santo António", "kind": "ORG"}],
-    "relations": [
-        rel("User", "LIVES_IN", "Porto", "I live in Porto, near the river",
-            cardinality="one_to_one"),
-        rel("Ines", "WORKS_AT", "Santo António", "Ines works at Santo António as a nurse"),
-    ],
-    "conversation": {"summary": "Home and Ines", "tags": ["home"]},
-}
-CORRECTION_FIELDS = ("corrects", "corrected_at", "corrected_via", "superseded_at",
-                     "superseded_by")
-
-
-def by_line(memories) -> dict:
-    return {f"{m.source} -[{m.relation}]-> {m.target}": m for m in memories}
 
 
 def corrected(mem: Memory, user: str) -> dict[str, str]:
