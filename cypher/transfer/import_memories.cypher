@@ -1,6 +1,7 @@
 // Import, a batch of checked memory edges, each field named, and their :Snippet nodes (words,
 // when and where they were said, the embedding computed anew, packed and as the list the
-// snippet_meaning index holds).
+// snippet_meaning index holds). A corrected version was corrected by its partition's owner:
+// $owner, the user imported for (the staging partition's id is never a person's).
 UNWIND $rows AS row
 MATCH (a:Entity {user_id: $user_id, id: row.source_id}),
       (b:Entity {user_id: $user_id, id: row.target_id})
@@ -11,7 +12,10 @@ SET r.user_id = $user_id, r.id = row.id, r.strength = row.strength,
     r.cardinality = row.cardinality, r.expires_at = row.expires_at, r.dormant = row.dormant,
     r.expired = row.expired, r.superseded_at = row.superseded_at,
     r.superseded_by = row.superseded_by, r.superseded_in = row.superseded_in,
-    r.retracted_at = row.retracted_at, r.snippet = row.snippet, r.evidence = row.evidence,
+    r.retracted_at = row.retracted_at, r.corrects = row.corrects,
+    r.corrected_at = row.corrected_at, r.corrected_via = row.corrected_via,
+    r.corrected_by = CASE WHEN row.corrected_at IS NULL THEN null ELSE $owner END,
+    r.snippet = row.snippet, r.evidence = row.evidence,
     r.conversations = row.conversations, r.sightings = row.sightings,
     r.reinforcements = row.reinforcements, r.reinforced_at = row.reinforced_at,
     r.created_at = row.created_at

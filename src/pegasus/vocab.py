@@ -44,6 +44,17 @@ class Cardinality(StrEnum):
     ONE_TO_MANY = "one_to_many"
 
 
+class Surface(StrEnum):
+    """Where a person corrected a memory in place (design §10), kept on both of its versions
+    (`corrected_via`)."""
+
+    PAGE = "page"
+    API = "api"
+    CLI = "cli"
+    MCP = "mcp"
+    PYTHON = "python"
+
+
 class RelationStatus(StrEnum):
     """A proposed relation is still true (`current`), or stopped being true (`ended`)."""
 
@@ -56,3 +67,4 @@ KIND_LABELS: dict[str, str] = {k.value: k.label for k in Kind}
 STABILITIES: tuple[str, ...] = tuple(Stability)
 CARDINALITIES: tuple[str, ...] = tuple(Cardinality)
 STATUSES: tuple[str, ...] = tuple(RelationStatus)
+SURFACES: tuple[str, ...] = tuple(Surface)

@@ -21,6 +21,7 @@ from fastapi.testclient import TestClient
 from pegasus.errors import InvalidExportError, Neo4jUnavailableError
 from pegasus.serve.app import create_app
 from pegasus.transfer import export as export_module
+from pegasus.transfer.format import MINOR
 from tests.helpers import rel
 from tests.serve.servers import serving
 from tests.serve.test_operations import AUTH, KEY, Relay, served
@@ -166,7 +167,7 @@ def test_an_export_that_fails_midway_breaks_the_transfer_and_the_file_is_refused
             # The partition lock went with the broken transfer: a commit goes through.
             memory.commit(user_id, "c2", {"relations": [rel("User", "LIKES", "Tea")]}, at=T1)
     lines = received.decode().splitlines()
-    assert json.loads(lines[0])["type"] == "header" and json.loads(lines[0])["minor"] == 1
+    assert json.loads(lines[0])["type"] == "header" and json.loads(lines[0])["minor"] == MINOR
     assert all(json.loads(line)["type"] != "end" for line in lines)
     cut = tmp_path / "cut.jsonl"
     cut.write_bytes(received)

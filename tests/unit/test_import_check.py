@@ -17,7 +17,13 @@ from hypothesis import strategies as st
 from pegasus.errors import InvalidExportError
 from pegasus.models.batch import INT64_MAX, INT64_MIN
 from pegasus.transfer import importer
-from pegasus.transfer.format import ConversationRecord, EntityRecord, MemoryRecord, MergeRecordRecord
+from pegasus.transfer.format import (
+    MINOR,
+    ConversationRecord,
+    EntityRecord,
+    MemoryRecord,
+    MergeRecordRecord,
+)
 
 AT = "2026-03-01T09:00:00+00:00"
 ABSORBED = {"name": "Sarah K", "kind": "PERSON", "aliases": [], "properties": {"role": "boss"},
@@ -440,7 +446,7 @@ def test_an_end_line_is_last_and_only_in_format_1_1(tmp_path):
         importer.check(write(tmp_path / "old.jsonl", old))
 
 
-@pytest.mark.parametrize("minor", [2, 10**6])
+@pytest.mark.parametrize("minor", [MINOR + 1, 10**6])
 def test_a_newer_minor_version_is_refused_by_name(tmp_path, minor):
     records = whole()
     records[0]["minor"] = minor
@@ -454,6 +460,119 @@ def test_a_minor_that_is_no_count_is_refused(tmp_path, minor):
     records[0]["minor"] = minor
     with pytest.raises(InvalidExportError, match=r"^line 1 \(header\): minor"):
         importer.check(write(tmp_path / "f.jsonl", records))
+
+
+# --- corrections (format 1.2): a memory corrected in place keeps its history -------------
+
+CORRECTED = {"corrected_at": AT, "corrected_via": "page", "superseded_at": AT,
+             "superseded_by": "m2"}
+
+
+def corrected(minor: int = 2) -> list[dict[str, Any]]:
+    """The whole file with m1 corrected on the page by m2, its header saying `minor`."""
+    records = whole()
+    records[0]["minor"] = minor
+    records[3].update(CORRECTED)
+    correction = {**records[3], "id": "m2", "snippet": "my boss is Sarah K", "corrects": "m1",
+                  "corrected_via": "page", "conversations": [], "sightings": []}
+    for key in ("corrected_at", "superseded_at", "superseded_by", "said_at", "said_in"):
+        correction.pop(key)
+    records.insert(4, correction)
+    records[-1]["memories"] = 2
+    return records
+
+
+def test_a_file_of_format_1_2_carries_corrections(tmp_path):
+    path = write(tmp_path / "f.jsonl", corrected())
+    assert importer.check(path).minor == 2
+    old, new = [r for _, r in importer._parsed(path) if isinstance(r, MemoryRecord)]
+    assert (old.corrected_via, old.corrected_at.isoformat(), old.superseded_by) == (
+        "page", AT, "m2")
+    assert (new.corrects, new.corrected_via, new.corrected_at) == ("m1", "page", None)
+    row = importer._memory_row(old)
+    assert row["corrected_via"] == "page" and "corrected_by" not in row
+
+
+@pytest.mark.parametrize("minor", [0, 1])
+def test_correction_fields_in_a_file_older_than_1_2_are_refused(tmp_path, minor):
+    records = corrected(minor)
+    if minor == 0:
+        records = [{k: v for k, v in records[0].items() if k != "minor"}, *records[1:-1]]
+    with pytest.raises(InvalidExportError, match=rf"^line 4 \(memory\): corrected_at: format "
+                                                 rf"1\.{minor} has no such field, 1\.2 added"):
+        importer.check(write(tmp_path / "f.jsonl", records))
+
+
+def test_a_conversation_of_format_1_2_says_how_far_its_turns_were_consolidated(tmp_path):
+    records = corrected()
+    records[5].update({"extracted_turns": 1, "awaiting_extraction": True,
+                       "last_active_at": AT, "last_read_at": AT, "extracted_at": AT})
+    path = write(tmp_path / "f.jsonl", records)
+    importer.check(path)
+    [conversation] = [r for _, r in importer._parsed(path) if isinstance(r, ConversationRecord)]
+    row = importer._conversation_row(conversation)
+    assert (row["extracted_turns"], row["awaiting_extraction"]) == (1, True)
+    older = corrected(1)
+    older[3:5] = [good()[3]]
+    older[-1]["memories"] = 1
+    older[4]["last_active_at"] = AT
+    with pytest.raises(InvalidExportError, match=r"^line 5 \(conversation\): last_active_at: "
+                                                 r"format 1\.1 has no such field"):
+        importer.check(write(tmp_path / "older.jsonl", older))
+
+
+@pytest.mark.parametrize(("change", "problem"), [
+    ({"extracted_turns": 2}, "extracted_turns: 2 of 1 turns"),
+    ({"turns": None, "extracted_turns": 0}, "extracted_turns: only with the conversation's turns"),
+    ({"turns": None, "awaiting_extraction": True},
+     "awaiting_extraction: only with the conversation's turns"),
+    ({"awaiting_extraction": False}, "awaiting_extraction: Input should be True"),
+])
+def test_a_conversations_count_of_turns_goes_with_its_turns(tmp_path, change, problem):
+    records = corrected()
+    records[5].update(change)
+    records[5] = {k: v for k, v in records[5].items() if v is not None}
+    with pytest.raises(InvalidExportError) as refused:
+        importer.check(write(tmp_path / "f.jsonl", records))
+    assert problem in str(refused.value) and str(refused.value).startswith(
+        "line 6 (conversation): "), str(refused.value)
+
+
+@pytest.mark.parametrize(("field", "value", "problem"), [
+    ("corrected_via", "telepathy", "corrected_via: Input should be 'page'"),
+    ("corrects", "", "corrects: String should have at least 1 character"),
+    ("corrected_at", "yesterday", "corrected_at: Input should be a valid datetime"),
+    ("corrected_by", "someone", "corrected_by: Extra inputs are not permitted"),
+])
+def test_malformed_correction_fields_are_refused_by_line_and_field(tmp_path, field, value,
+                                                                   problem):
+    records = corrected()
+    records[3][field] = value
+    with pytest.raises(InvalidExportError) as refused:
+        importer.check(write(tmp_path / "f.jsonl", records))
+    assert str(refused.value).startswith(f"line 4 (memory): {problem}"), str(refused.value)
+
+
+def test_a_taken_off_corrected_edge_was_corrected_by_the_user_imported_into(tmp_path):
+    """A hand merge keeps a corrected memory between the two entities with every property,
+    who corrected it among them (the exporting user): undo writes the importing user's."""
+    props = {**EDGE, "user_id": "victim", "corrected_by": "victim", "corrected_via": "cli",
+             "corrected_at": {"$datetime": AT}}
+    records = corrected()
+    records[6]["record"]["between"] = [json.dumps(
+        {"label": "KNOWS", "props": props, "from_survivor": True})]
+    path = write(tmp_path / "f.jsonl", records)
+    importer.check(path)
+    [record] = [r for _, r in importer._parsed(path) if isinstance(r, MergeRecordRecord)
+                and r.record.between]
+    [edge] = importer._merge_record_row(record, "target")["between"]
+    stored = json.loads(edge)["props"]
+    assert (stored["user_id"], stored["corrected_by"], stored["corrected_via"]) == (
+        "target", "target", "cli")
+    # An edge never corrected gets no corrector.
+    [edge] = importer._merge_record_row(
+        MergeRecordRecord.model_validate(good()[5]), "target")["between"]
+    assert "corrected_by" not in json.loads(edge)["props"]
 
 
 @pytest.mark.parametrize(("line", "field"), [(2, "id"), (4, "id"), (6, "id")])

@@ -26,6 +26,7 @@ from pegasus.screen import Screen, summary
 from pegasus.snippets import write_snippets
 from pegasus.store import run
 from pegasus.text import fold
+from pegasus.vocab import SURFACES
 from pegasus.write.keys import drop_stale_keys, write_keys
 from pegasus.write.merge_records import write_merge_records
 from pegasus.write.partition import entity_row, lock_partition, stored_entities
@@ -174,10 +175,6 @@ def merge(tx: ManagedTransaction, embedder: Embedder, user_id: str, keep_ref: st
     return Correction(action="merged", entity_id=survivor.id, name=survivor.name,
                       aliases=survivor.aliases, merge_record_id=record_id,
                       edges_moved=moved[0]["moved"] if moved else 0, notes=notes)
-
-
-# Who can correct a memory in place, as recorded on the corrected version (`corrected_via`).
-SURFACES = ("page", "api", "cli", "mcp", "python")
 
 
 def _words(checker: Screen, value: str) -> str:

@@ -23,6 +23,7 @@ from pegasus.store import Store, rows, run
 from pegasus.transfer.format import (
     COUNTED,
     MINOR,
+    OWNER_PROPS,
     VERSION,
     ConversationRecord,
     End,
@@ -40,6 +41,22 @@ TIMEOUT_S = 600.0
 EDGE_FIELDS = set(MemoryRecord.model_fields) - {"type", "source_id", "relation", "target_id",
                                                 "said_at", "said_in"}
 CONVERSATION_FIELDS = set(ConversationRecord.model_fields) - {"type", "mentions", "turns"}
+# A conversation's fields that go with its turns only (a count of turns the file does not hold
+# would hide the next turns recorded from consolidation).
+WITH_TURNS = {"extracted_turns", "awaiting_extraction"}
+# What the product stores on a conversation that no file carries, each for its reason
+# (docs/decisions.md, "Corrections travel"); every other stored property is a field above.
+# A test writes through every path and holds the stored properties to these two sets.
+CONVERSATION_LEFT_OUT = frozenset({
+    "user_id",  # the partition: the import writes the user it imports for
+    "turn_ids",  # the ids a client sent its turns under, to drop a resend to that server
+    "model",  # the model a client asked the proxy for picks the LLM a server calls: a
+              # file must not (the importing server's own setting and clients decide)
+    "extraction_note", "awaiting_since", "extraction_lease_until",  # the backlog's progress,
+    "close_requested_at", "close_attempts", "close_error", "close_next_at",  # and a close's,
+    "close_lease_until", "close_holder", "read_log_applied",  # on the exporting server
+    "turns_purged_at",  # when retention emptied `turns`: nothing reads it
+})
 
 
 def _line(record: Any) -> str:
@@ -55,7 +72,7 @@ def _pages(tx: Transaction, name: str, user_id: str) -> Iterator[list[dict[str, 
 
 
 def _memory(row: dict[str, Any]) -> MemoryRecord:
-    props = {k: native(v) for k, v in row["props"].items() if k != "user_id"}
+    props = {k: native(v) for k, v in row["props"].items() if k not in OWNER_PROPS}
     unknown = set(props) - EDGE_FIELDS
     if unknown:
         raise PegasusError(f"memory {props.get('id')!r} has properties the export format "
@@ -81,9 +98,15 @@ def _records(tx: Transaction, user_id: str, with_turns: bool) -> Iterator[Any]:
     for page in _pages(tx, "transfer/export_conversations", user_id):
         for row in page:
             props = {k: native(v) for k, v in row["props"].items()}
-            record = {k: v for k, v in props.items() if k in CONVERSATION_FIELDS}
+            record = {k: v for k, v in props.items() if k in CONVERSATION_FIELDS - WITH_TURNS}
             if with_turns:
                 record["turns"] = [json.loads(t) for t in props.get("turns") or []]
+                # retention empties the turns and leaves the count: none left to consolidate
+                if props.get("extracted_turns") is not None:
+                    record["extracted_turns"] = min(props["extracted_turns"],
+                                                    len(record["turns"]))
+                if props.get("awaiting_extraction"):
+                    record["awaiting_extraction"] = True
             yield ConversationRecord(mentions=row["mentions"], **record)
     for page in _pages(tx, "transfer/export_merge_records", user_id):
         for row in page:

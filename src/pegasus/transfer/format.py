@@ -1,6 +1,8 @@
 """The export format, version 1: JSON Lines, one record per line, in this order: a header, the
 entities, the memories, the conversations, the merge records, and (from minor version 1) an
-end line that counts them, so a reader knows the file is whole (design §11). These models are
+end line that counts them, so a reader knows the file is whole (design §11). From minor
+version 2 a memory carries its corrections in place (design §10) and a conversation how far
+its turns were consolidated. These models are
 the format's definition; `schemas/pegasus-export-v1.schema.json` is generated from them
 (`python -m pegasus.transfer.format`) and a test holds the two equal."""
 
@@ -50,13 +52,22 @@ from pegasus.models.fields import (
 )
 from pegasus.portable import decode_props, strict_json
 from pegasus.settings import Settings
-from pegasus.vocab import Cardinality, Kind, Stability
+from pegasus.vocab import Cardinality, Kind, Stability, Surface
 
 FORMAT: Final = "pegasus-memory-export"
 VERSION = 1
 # Minor versions add what an older reader of the same version can do without: 1 added the end
-# line. A header without `minor` is 1.0 (files exported before it), read as they always were.
-MINOR = 1
+# line, 2 the fields in ADDED. A header without `minor` is 1.0 (files exported before it), read
+# as they always were; a file holds only what its minor version has.
+MINOR = 2
+# The fields each minor version added, by record type. 2: a memory's corrections (a correction
+# names the version it corrects, both versions say through which surface, the corrected one
+# when: design §10), and a conversation's place in its life (design §9).
+ADDED: dict[int, dict[str, tuple[str, ...]]] = {2: {
+    "memory": ("corrects", "corrected_at", "corrected_via"),
+    "conversation": ("extracted_turns", "awaiting_extraction", "last_active_at",
+                     "last_read_at", "extracted_at"),
+}}
 SCHEMA_FILE = Path(__file__).resolve().parent / "pegasus-export-v1.schema.json"
 # Fields a second export of an imported memory has anew: when it was exported, and the
 # header's source user id when imported under another one. Everything else is identical.
@@ -161,6 +172,11 @@ class MemoryRecord(_Record):
     superseded_by: Id | None = None
     superseded_in: Id | None = None
     retracted_at: Past | None = None
+    # 1.2 on (CORRECTION_FIELDS). Who corrected it is the partition's owner: never in the file,
+    # the importer writes the user it imports for.
+    corrects: Id | None = None  # a correction: the id of the version it replaced
+    corrected_at: Past | None = None  # a corrected version: when the person corrected it
+    corrected_via: Surface | None = None  # either: through which surface
     snippet: Words
     evidence: Words | None = None
     said_at: Past | None = None  # when the words shown were said
@@ -203,6 +219,13 @@ class ConversationRecord(_Record):
         default_factory=list, max_length=MAX_LIST)
     reads_reinforced: Count = 0
     turns: list[TurnRecord] | None = None
+    # 1.2 on (ADDED). With its turns only: how many of them are consolidated (the next
+    # extraction reads the rest), and that it closed waiting for an LLM to extract them.
+    extracted_turns: Count | None = None
+    awaiting_extraction: Literal[True] | None = None
+    last_active_at: Past | None = None  # its last recorded turn
+    last_read_at: Past | None = None  # its last recall
+    extracted_at: Past | None = None  # extracted from the backlog (turns kept from then)
 
     @model_validator(mode="after")
     def _transcript_limit(self) -> ConversationRecord:
@@ -210,6 +233,22 @@ class ConversationRecord(_Record):
             raise ValueError(f"turns: longer than a transcript may be ({MAX_TRANSCRIPT_CHARS} "
                              "characters together)")
         return self
+
+    @model_validator(mode="after")
+    def _of_its_turns(self) -> ConversationRecord:
+        if self.turns is None:
+            for field in ("extracted_turns", "awaiting_extraction"):
+                if getattr(self, field) is not None:
+                    raise ValueError(f"{field}: only with the conversation's turns")
+        elif (self.extracted_turns or 0) > len(self.turns):
+            raise ValueError(f"extracted_turns: {self.extracted_turns} of "
+                             f"{len(self.turns)} turns")
+        return self
+
+
+# What a stored memory holds that names its partition's owner: never a memory record's (the
+# importer writes the user it imports for), kept in a merge record's taken-off memories.
+OWNER_PROPS = ("user_id", "corrected_by")
 
 
 class EdgeBetween(records.EdgeBetween):
@@ -223,7 +262,7 @@ class EdgeBetween(records.EdgeBetween):
         placed = sorted(set(self.props) & {"source_id", "target_id", "relation", "type"})
         if placed:
             raise ValueError(f"props: {placed[0]!r} is not a property a memory stores")
-        props = decode_props({k: v for k, v in self.props.items() if k != "user_id"})
+        props = decode_props({k: v for k, v in self.props.items() if k not in OWNER_PROPS})
         sightings = [strict_json(s) if isinstance(s, str) else s
                      for s in props.pop("sightings", None) or []]
         MemoryRecord.model_validate({**props, "sightings": sightings, "source_id": "a",
@@ -290,7 +329,8 @@ def json_schema() -> dict[str, Any]:
                            "conversation and merge_record lines, in that order, then (minor "
                            "version 1 on: the header's `minor`) an end line counting them; a "
                            "file whose header has minor >= 1 and that lacks the end line is "
-                           "incomplete.", **schema}
+                           "incomplete. A memory's correction fields (corrects, corrected_at, "
+                           "corrected_via) are minor version 2 on.", **schema}
 
 
 if __name__ == "__main__":

@@ -37,11 +37,13 @@ from pegasus.screen import Screen
 from pegasus.snippets import sync_sightings, user_key
 from pegasus.store import Store, run
 from pegasus.transfer.format import (
+    ADDED,
     COUNTED,
     FORMAT,
     MAX_ID_CHARS,
     MINOR,
     ORDER,
+    OWNER_PROPS,
     RECORD,
     VERSION,
     ConversationRecord,
@@ -125,7 +127,7 @@ def _plain(key: str) -> bool:
 _NOT_WORDS = {"type", "format", "version", "user_id", "id", "conversations", "mentions",
               "read_log", "edge_ids", "candidate_ids", "superseded_by", "superseded_in",
               "said_in", "batch_hash", "kind", "stability", "cardinality", "status", "role",
-              "rule", "source", "reinforced_at"}
+              "rule", "source", "reinforced_at", "corrects", "corrected_via"}
 _LABELS = {"relation", "label"}
 
 
@@ -303,6 +305,7 @@ def check(path: Path, store: Store | None = None, user_id: str | None = None) ->
             ending = record
             continue
         counts[record.type] += 1
+        _check_fields_of_minor(number, record, header)
         if record.type != "conversation" and record.id in DOT_SEGMENTS:
             raise InvalidExportError(f"line {number} ({record.type}): id: {record.id!r} cannot "
                                      "be named in a link (a browser reads it as a folder)")
@@ -355,6 +358,19 @@ def check(path: Path, store: Store | None = None, user_id: str | None = None) ->
     return header
 
 
+def _check_fields_of_minor(number: int, record: Any, header: Header | None) -> None:
+    """A field a minor version added only in a file whose header says that minor or later (as
+    the end line only in one of minor 1 or later): a file holds what its format has."""
+    minor = header.minor if header is not None else 0
+    for added, fields in ADDED.items():
+        held = [f for f in fields.get(record.type, ()) if getattr(record, f) is not None]
+        if held and minor < added:
+            raise InvalidExportError(
+                f"line {number} ({record.type}): {held[0]}: format {VERSION}.{minor} has no "
+                f"such field, {VERSION}.{added} added it (the header's minor says which format "
+                "the file is)")
+
+
 def _check_end(number: int, end: End, counts: dict[str, int], header: Header | None) -> None:
     """The end line: only in a file whose header says minor 1 or later, and counting exactly
     the records before it."""
@@ -397,7 +413,8 @@ def _merge_record_row(record: MergeRecordRecord, user_id: str) -> dict[str, Any]
     # An undo writes the edges a merge by hand took off back as they are: they belong to the
     # user imported into, whatever user id the file's text carries.
     fields = record.record.model_copy(update={"between": [
-        edge.model_copy(update={"props": {**edge.props, "user_id": user_id}})
+        edge.model_copy(update={"props": {**edge.props, **{
+            key: user_id for key in OWNER_PROPS if key == "user_id" or key in edge.props}}})
         for edge in record.record.between]})
     return {"id": record.id, **fields.model_dump()}
 
@@ -459,7 +476,7 @@ class _Writer:
                     for r, v in zip(batch, vectors, strict=True)]
 
             def memories(tx: ManagedTransaction) -> None:
-                run(tx, "transfer/import_memories", user_id=staging,
+                run(tx, "transfer/import_memories", user_id=staging, owner=self.user_id,
                     user_key=user_key(staging), rows=rows)
                 sync_sightings(tx, embedder, staging, [
                     {"edge_id": r["id"], "source_id": r["source_id"],
@@ -469,7 +486,7 @@ class _Writer:
             self.report.memories += len(batch)
         elif kind == "conversation":
             self.store.write(lambda tx: run(tx, "transfer/import_conversations",
-                                            user_id=staging,
+                                            user_id=staging, now=now,
                                             rows=[_conversation_row(r) for r in batch]))
             self.report.conversations += len(batch)
         else:
