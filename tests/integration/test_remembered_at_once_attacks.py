@@ -243,6 +243,17 @@ def test_a_continuation_is_not_quoted_its_own_conversation_back(settings, user_i
             conversations.shutdown(5)
 
 
+def relative(name: str, relation: str, snippet: str):
+    """A scripted extraction's answers: one relative of the user, then `finish`."""
+    return iter([
+        AIMessage(content="", tool_calls=[
+            call("record_entity", 1, name=name, kind="PERSON", confidence=0.9),
+            call("record_relation", 2, source="User", relation=relation, target=name,
+                 snippet=snippet, confidence=0.9, stability="stable",
+                 cardinality="one_to_many")]),
+        AIMessage(content="", tool_calls=[call("finish", 3)])])
+
+
 def test_text_the_person_cannot_see_reaches_the_extraction_model_as_marks(settings, user_id):
     """ASCII smuggling (outside attack): Unicode tag characters spell an instruction no one
     sees. The extraction model reads them as marks, as the memory page shows them; the
@@ -258,13 +269,7 @@ def test_text_the_person_cannot_see_reaches_the_extraction_model_as_marks(settin
             seen.extend(str(m.content) for m in messages)
             return super()._generate(messages, *args, **kwargs)
 
-    model = Reading(messages=iter([
-        AIMessage(content="", tool_calls=[
-            call("record_entity", 1, name="Maya", kind="PERSON", confidence=0.9),
-            call("record_relation", 2, source="User", relation="HAS_SISTER", target="Maya",
-                 snippet=said_text, confidence=0.9, stability="stable",
-                 cardinality="one_to_many")]),
-        AIMessage(content="", tool_calls=[call("finish", 3)])]))
+    model = Reading(messages=relative("Maya", "HAS_SISTER", said_text))
     with Memory(settings, llm=model) as memory:
         memory.remember(user_id, "smuggled", [{"role": "user", "content": said_text}])
         [edge] = [e for e in memory.edges(user_id) if e.target == "Maya"]
@@ -290,13 +295,7 @@ def test_a_consolidation_that_ends_after_forget_everything_brings_nothing_back(s
                 memory_box[0].forget_everything(user_id)
             return super()._generate(messages, *args, **kwargs)
 
-    model = ForgetsMidway(messages=iter([
-        AIMessage(content="", tool_calls=[
-            call("record_entity", 1, name="Piet", kind="PERSON", confidence=0.9),
-            call("record_relation", 2, source="User", relation="HAS_BROTHER", target="Piet",
-                 snippet=TOLD, confidence=0.9, stability="stable",
-                 cardinality="one_to_many")]),
-        AIMessage(content="", tool_calls=[call("finish", 3)])]))
+    model = ForgetsMidway(messages=relative("Piet", "HAS_BROTHER", TOLD))
     with Memory(settings, llm=model) as memory:
         memory_box.append(memory)
         said(memory, user_id, "paused", TOLD)
