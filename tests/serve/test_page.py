@@ -76,9 +76,13 @@ def test_sign_in_sets_an_httponly_strict_cookie_that_is_not_the_key(page):
 
 
 def test_over_https_the_cookie_is_secure(page):
-    client = TestClient(page[0].app, base_url="https://testserver")
-    answer = client.post("/sign-in", data={"key": KEY_A}, follow_redirects=False)
+    # The fixture's own client, asked for an https URL: a second TestClient ran the app on an
+    # event loop of its own beside the lifespan's, and the fixture's shutdown could hang.
+    answer = page[0].post("https://testserver/sign-in", data={"key": KEY_A},
+                          follow_redirects=False)
     assert "Secure" in answer.headers["set-cookie"]
+    plain = page[0].post("/sign-in", data={"key": KEY_A}, follow_redirects=False)
+    assert "Secure" not in plain.headers["set-cookie"]
 
 
 def test_a_forged_or_expired_cookie_signs_nobody_in(page):

@@ -80,8 +80,9 @@ def test_the_api_and_the_page_answer_each_error_with_its_own_status(cls):
     assert api.status_code == page.status_code == cls.status
     assert api.json() == {"error": {"message": "what went wrong", "type": cls.kind}}
     # the page words its own message where it has one a person can act on (an import into a
-    # memory that is not empty says how to replace it); every other error shows the message
-    assert ("what went wrong" in page.text or cls.__name__ == "PartitionNotEmptyError")
+    # memory that is not empty says how to replace it); every other error shows the message,
+    # as a sentence (its first letter capital)
+    assert ("What went wrong" in page.text or cls.__name__ == "PartitionNotEmptyError")
     assert page.headers["content-type"].startswith("text/html")
     assert http_status(_instance(cls)) == (cls.status, cls.kind)
 
