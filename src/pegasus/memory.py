@@ -54,6 +54,7 @@ from pegasus.models.reports import (
 from pegasus.models.views import EntityView, MemoryEdge, MemoryHistory, MergeRecord, Overview
 from pegasus.ownership.forget import forget_staged
 from pegasus.passages import conversation_key, passages_of
+from pegasus.portable import native
 from pegasus.recall.engine import Explained, Query, RecallEngine, RecallParams
 from pegasus.recall.warm import rehearse as rehearse_recall
 from pegasus.screen import screen_turns, secrets_in_id
@@ -610,8 +611,7 @@ class Memory:
                 return Extracted(outcome="awaiting", why=source.why, turns=start)
             # Remembered when it was said: a conversation recorded with its own dates (an
             # imported history, a backlog) is dated by its last turn, not by this run.
-            said: Any = state.get("last_active_at")
-            said = said.to_native() if isinstance(said, neo4j.time.DateTime) else said
+            said = native(state.get("last_active_at"))
             when = at if at is not None or not isinstance(said, datetime) else min(
                 aware(said), aware(None))
             report = self._extract_and_commit(user_id, conversation_id, new, when, model,
