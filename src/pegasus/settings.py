@@ -1,11 +1,16 @@
-"""Settings: connection, models, and every constant of the design (docs/design.md) with its default."""
+"""Settings: connection, models, and every constant of the design (docs/design.md) with its default.
+
+The fields are declared in groups, one per concern (`RecallSettings`, `DecaySettings`, ...);
+`Settings` is all of them at once, read from the environment: each field is `PEGASUS_<NAME>`
+whatever its group (docs/decisions.md, "Settings in groups"). A stage is given the group it
+needs (`settings.recall`), a frozen copy of those fields only."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar, cast
 
-from pydantic import AliasChoices, Field, SecretStr, field_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from pegasus.models.batch import MAX_TURN_CHARS
@@ -25,17 +30,38 @@ def secret_text(value: SecretStr | str | None) -> str | None:
     return value.get_secret_value() if isinstance(value, SecretStr) else value
 
 
-class Settings(BaseSettings):
-    """All knobs, read from the environment (prefix PEGASUS_) and from a `.env` file."""
+def url_with_a_scheme(value: str | None) -> str | None:
+    """A base URL setting, stripped; "localhost:11434/v1" starts fine and fails every chat
+    with a 502, so it is refused at start."""
+    if value is not None and value.strip() and not value.strip().lower().startswith(
+            ("http://", "https://")):
+        raise ValueError("must be an http:// or https:// URL, e.g. http://localhost:11434/v1")
+    return value.strip() if value is not None else None
 
-    model_config = SettingsConfigDict(
-        env_prefix="PEGASUS_", env_file=".env", extra="ignore", populate_by_name=True
-    )
 
-    # --- where things live -------------------------------------------------------------
+class Group(BaseModel):
+    """The settings of one concern. Its fields are fields of `Settings` too (so each is read
+    from `PEGASUS_<NAME>`); `Settings.<group>` gives a frozen copy of them."""
+
+    model_config = ConfigDict(frozen=True, populate_by_name=True)
+
+
+class LocalSettings(Group):
+    """What lives on this machine: the home directory and the Neo4j server that
+    `pegasus neo4j start` runs."""
+
     home: Path = Field(default_factory=default_home)
+    neo4j_version: str = "2026.08.1"
+    neo4j_browser_version: str = "5.24.0"
+    neo4j_bolt_port: int = 7687
+    neo4j_http_port: int = 7474
+    neo4j_heap: str = "2g"
+    neo4j_pagecache: str = "2g"
 
-    # --- Neo4j -------------------------------------------------------------------------
+
+class Neo4jSettings(Group):
+    """The connection to Neo4j: where, as whom, and how long to wait and retry."""
+
     # None means: the local server that `pegasus neo4j start` manages (its URI and password
     # are read from its state file under `home`).
     neo4j_uri: str | None = Field(
@@ -52,20 +78,17 @@ class Settings(BaseSettings):
         default="neo4j",
         validation_alias=AliasChoices("PEGASUS_NEO4J_DATABASE", "NEO4J_DATABASE"),
     )
-    neo4j_version: str = "2026.08.1"
-    neo4j_browser_version: str = "5.24.0"
-    neo4j_bolt_port: int = 7687
-    neo4j_http_port: int = 7474
     # The one retry policy (docs/reliability.md, "Retries"): the driver retries a unit of work
     # on a lost connection or a transient error for at most this long, never past the
     # deadline of the HTTP request it serves (request_deadline_s).
     neo4j_retry_time_s: float = Field(default=15.0, ge=0)
     # Connecting to Neo4j, and waiting for a pooled connection, each give up after this long.
     neo4j_connect_timeout_s: float = Field(default=3.0, gt=0)
-    neo4j_heap: str = "2g"
-    neo4j_pagecache: str = "2g"
 
-    # --- embeddings --------------------------------------------------------------------
+
+class EmbeddingSettings(Group):
+    """The embedding model and its runtime."""
+
     embedding_model: str = "all-MiniLM-L6-v2"
     embedding_dimensions: int = 384
     # The embedder keeps the vectors of this many recently embedded texts (words repeat).
@@ -76,7 +99,10 @@ class Settings(BaseSettings):
     # > 0: concurrent callers wait this long to share one model call (docs/decisions.md).
     embed_batch_window_ms: float = Field(default=0.0, ge=0, le=50)
 
-    # --- LLM (extraction and merge review) ----------------------------------------------
+
+class ExtractionSettings(Group):
+    """The LLM that extracts memories from conversations and reviews ambiguous merges."""
+
     # With none of these set, extraction goes through the proxy's upstream (the OpenAI-
     # compatible one, else the Anthropic one) with the model each conversation used, and
     # llm_model, when set, names the model instead (pegasus.llm.extraction_source).
@@ -93,10 +119,30 @@ class Settings(BaseSettings):
     llm_max_retries: int = 4
     extract_assistant_turns: bool = False
 
-    # --- write path (design §4–§6) ----------------------------------------------------------
+    @field_validator("llm_base_url")
+    @classmethod
+    def _llm_url_with_a_scheme(cls, value: str | None) -> str | None:
+        return url_with_a_scheme(value)
+
+
+class WriteSettings(Group):
+    """The write path (design §4–§5): strengths, confidence and the merge thresholds."""
+
     initial_strength: float = 100.0
     max_strength: float = 100.0
     reinforce_bump: float = 15.0
+    provisional_confidence: float = 0.3
+    fuzzy_similarity: float = 0.80
+    # A process keeps the indexed entities of this many recently committed users, so a commit
+    # does not read the whole partition again (design §5, "Snapshots"); 0 keeps none.
+    snapshot_users: int = Field(default=16, ge=0)
+    review_merge_silent: float = 0.90
+    review_merge_flagged: float = 0.70
+
+
+class DecaySettings(Group):
+    """Decay and the daily pass (design §6)."""
+
     dormant_below: float = 2.0
     decay_lambdas: dict[str, float] = Field(
         default_factory=lambda: {
@@ -107,13 +153,6 @@ class Settings(BaseSettings):
             "ephemeral": 0.200,
         }
     )
-    provisional_confidence: float = 0.3
-    fuzzy_similarity: float = 0.80
-    # A process keeps the indexed entities of this many recently committed users, so a commit
-    # does not read the whole partition again (design §5, "Snapshots"); 0 keeps none.
-    snapshot_users: int = Field(default=16, ge=0)
-    review_merge_silent: float = 0.90
-    review_merge_flagged: float = 0.70
     decay_batch_size: int = 10_000
     # `pegasus serve` runs the daily pass itself: at start-up when the last one is older than
     # decay_interval_h, and every day at decay_hour_utc (design §6); decay_in_serve=false
@@ -122,7 +161,21 @@ class Settings(BaseSettings):
     decay_interval_h: float = 23.0
     decay_in_serve: bool = True
 
-    # --- the person's control (design §10) ----------------------------------------------------
+    @field_validator("decay_lambdas")
+    @classmethod
+    def _every_stability_has_a_rate(cls, value: dict[str, float]) -> dict[str, float]:
+        missing = [s for s in STABILITIES if s not in value]
+        if missing:
+            raise ValueError(f"decay_lambdas lacks a rate for: {', '.join(missing)}")
+        if any(v < 0 for v in value.values()):
+            raise ValueError("decay rates must be >= 0")
+        return value
+
+
+class PrivacySettings(Group):
+    """The person's control (design §10): how forgetting runs and how long recorded
+    turns are kept."""
+
     # Forgetting a whole user deletes this many edges or nodes per transaction.
     erase_batch_size: int = Field(default=5_000, ge=1)
     # Recorded turns (proxy, plugins) are deleted this many days after their conversation was
@@ -130,7 +183,11 @@ class Settings(BaseSettings):
     # cleared as soon as they have been reinforced, at close.
     turn_retention_days: float = Field(default=7.0, ge=0)
 
-    # --- recall (design §7) ------------------------------------------------------------------
+
+class RecallSettings(Group):
+    """Recall (design §7): the walk, the ranking, the word budget and the read log; and
+    the write-time context, the recall the extractor is given (design §7, last paragraph)."""
+
     seed_threshold: float = 0.30
     margin_top: float = 0.15
     margin_gap: float = 0.15
@@ -237,21 +294,11 @@ class Settings(BaseSettings):
     write_context_chars: int = Field(default=200_000, ge=2)  # of the transcript's user words
     write_context_words: int = Field(default=512, ge=2)
 
-    # --- serve: the HTTP API and the OpenAI-compatible proxy ---------------------------
-    # API key → user id. PEGASUS_API_KEYS as a JSON object, and/or a JSON file of that shape.
-    api_keys: dict[SecretStr, str] = Field(default_factory=dict)
-    api_key_file: Path | None = None
-    # A sign-in on the memory page (GET /) lasts this long; signing out ends it sooner.
-    page_session_h: float = Field(default=12.0, gt=0, le=24 * 30)
-    upstream_base_url: str | None = None  # e.g. https://api.openai.com/v1 or Ollama's /v1
-    upstream_api_key: SecretStr | None = None
-    upstream_timeout_s: float = 300.0
-    # The Anthropic Messages API's upstream (/v1/messages), e.g. https://api.anthropic.com
-    anthropic_upstream_base_url: str | None = None
-    anthropic_upstream_api_key: SecretStr | None = None
-    # The proxy waits at most this long for memory (recording the turn, recalling on it);
-    # past it, or when memory fails, the request goes on without memory (X-Pegasus-Memory).
-    proxy_memory_budget_s: float = Field(default=1.5, gt=0)
+
+class ConversationSettings(Group):
+    """Recorded conversations (design §9): when one closes, when it is consolidated
+    during the session, and how a failed close is tried again."""
+
     idle_close_s: float = 1800.0  # a recorded conversation closes after this long unused
     idle_sweep_s: float = Field(default=15.0, gt=0)
     # In-session consolidation (design §9, "Consolidated during the session"): a recorded
@@ -272,6 +319,26 @@ class Settings(BaseSettings):
     # A worker holds a close for this long (real time): servers sharing a database never run
     # one close twice, and one that crashed mid-close is taken over by another's sweep after.
     close_lease_s: float = Field(default=600.0, gt=0)
+
+
+class ServeSettings(Group):
+    """`pegasus serve`: the HTTP API, the proxy and its upstreams, the memory page, the
+    server itself."""
+
+    # API key → user id. PEGASUS_API_KEYS as a JSON object, and/or a JSON file of that shape.
+    api_keys: dict[SecretStr, str] = Field(default_factory=dict)
+    api_key_file: Path | None = None
+    # A sign-in on the memory page (GET /) lasts this long; signing out ends it sooner.
+    page_session_h: float = Field(default=12.0, gt=0, le=24 * 30)
+    upstream_base_url: str | None = None  # e.g. https://api.openai.com/v1 or Ollama's /v1
+    upstream_api_key: SecretStr | None = None
+    upstream_timeout_s: float = 300.0
+    # The Anthropic Messages API's upstream (/v1/messages), e.g. https://api.anthropic.com
+    anthropic_upstream_base_url: str | None = None
+    anthropic_upstream_api_key: SecretStr | None = None
+    # The proxy waits at most this long for memory (recording the turn, recalling on it);
+    # past it, or when memory fails, the request goes on without memory (X-Pegasus-Memory).
+    proxy_memory_budget_s: float = Field(default=1.5, gt=0)
     # What `pegasus serve` logs (Pegasus's and uvicorn's loggers; other libraries stay at
     # WARNING: the Neo4j driver's and httpx's DEBUG lines print query parameters and bodies).
     # No level logs the user's words (docs/privacy.md, "Logs").
@@ -293,7 +360,16 @@ class Settings(BaseSettings):
     # close not finished by then is released for another replica or the next start.
     shutdown_grace_s: float = Field(default=8.0, gt=0, le=600)
 
-    # --- serve: hostile peers (docs/reliability.md, "Hostile peers") ------------------------
+    @field_validator("upstream_base_url", "anthropic_upstream_base_url")
+    @classmethod
+    def _upstream_url_with_a_scheme(cls, value: str | None) -> str | None:
+        return url_with_a_scheme(value)
+
+
+class PeerSettings(Group):
+    """Serve against hostile peers (docs/reliability.md, "Hostile peers"): bounds on
+    what an upstream sends and how slowly a client may talk."""
+
     # A non-streamed upstream answer (an error's body too) is read up to this many bytes; one
     # over it is refused (502). A streamed reply is relayed as it comes, its recorded text
     # capped at max_turn_chars: serve's memory stays flat whatever the upstream sends.
@@ -315,7 +391,10 @@ class Settings(BaseSettings):
     # broken transfer) rather than holding the person's other writes.
     send_timeout_s: float = Field(default=30.0, gt=0)
 
-    # --- limits on input --------------------------------------------------------------------
+
+class LimitSettings(Group):
+    """Limits on input (design §9, "Limits")."""
+
     max_transcript_chars: int = 2_000_000
     # One turn, wherever it is recorded (design §9, "Limits"): 413 above it; the proxy records
     # the first max_turn_chars characters and still forwards the whole message.
@@ -330,21 +409,81 @@ class Settings(BaseSettings):
     max_request_bytes: int = Field(default=64 * 2**20, ge=1)
     max_batch_relations: int = 20_000
 
-    @field_validator("upstream_base_url", "anthropic_upstream_base_url", "llm_base_url")
-    @classmethod
-    def _a_url_with_a_scheme(cls, value: str | None) -> str | None:
-        # "localhost:11434/v1" starts fine and fails every chat with a 502: refused at start.
-        if value is not None and value.strip() and not value.strip().lower().startswith(
-                ("http://", "https://")):
-            raise ValueError("must be an http:// or https:// URL, e.g. http://localhost:11434/v1")
-        return value.strip() if value is not None else None
 
-    @field_validator("decay_lambdas")
-    @classmethod
-    def _every_stability_has_a_rate(cls, value: dict[str, float]) -> dict[str, float]:
-        missing = [s for s in STABILITIES if s not in value]
-        if missing:
-            raise ValueError(f"decay_lambdas lacks a rate for: {', '.join(missing)}")
-        if any(v < 0 for v in value.values()):
-            raise ValueError("decay rates must be >= 0")
-        return value
+G = TypeVar("G", bound=Group)
+
+
+class Settings(BaseSettings, LocalSettings, Neo4jSettings, EmbeddingSettings, ExtractionSettings,
+               WriteSettings, DecaySettings, PrivacySettings, RecallSettings,
+               ConversationSettings, ServeSettings, PeerSettings, LimitSettings):
+    """All knobs, read from the environment (prefix PEGASUS_) and from a `.env` file: every
+    group's fields, by their own names (`PEGASUS_BUDGET_WORDS`, `settings.budget_words`), and
+    each group as a whole (`settings.recall`). It declares no field of its own."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="PEGASUS_", env_file=".env", extra="ignore", populate_by_name=True,
+        frozen=False,  # the groups' copies are frozen; Settings stays what it was
+    )
+
+    def group(self, kind: type[G]) -> G:
+        """A frozen copy of one group's fields as they are now (a copy made with
+        `model_copy(update=…)` shows its own values); not validated again: they were."""
+        fields = {name: getattr(self, name) for name in kind.model_fields}
+        # `model_construct` returns the class it is called on; mypy's pydantic plugin types it
+        # as the bound, Group.
+        return cast(G, kind.model_construct(**fields))
+
+    @property
+    def local(self) -> LocalSettings:
+        return self.group(LocalSettings)
+
+    @property
+    def neo4j(self) -> Neo4jSettings:
+        return self.group(Neo4jSettings)
+
+    @property
+    def embedding(self) -> EmbeddingSettings:
+        return self.group(EmbeddingSettings)
+
+    @property
+    def extraction(self) -> ExtractionSettings:
+        return self.group(ExtractionSettings)
+
+    @property
+    def write(self) -> WriteSettings:
+        return self.group(WriteSettings)
+
+    @property
+    def decay(self) -> DecaySettings:
+        return self.group(DecaySettings)
+
+    @property
+    def privacy(self) -> PrivacySettings:
+        return self.group(PrivacySettings)
+
+    @property
+    def recall(self) -> RecallSettings:
+        return self.group(RecallSettings)
+
+    @property
+    def conversations(self) -> ConversationSettings:
+        return self.group(ConversationSettings)
+
+    @property
+    def serve(self) -> ServeSettings:
+        return self.group(ServeSettings)
+
+    @property
+    def peers(self) -> PeerSettings:
+        return self.group(PeerSettings)
+
+    @property
+    def limits(self) -> LimitSettings:
+        return self.group(LimitSettings)
+
+
+# Every group, in the order the source declares them (tests check each field is in one).
+GROUPS: tuple[type[Group], ...] = (
+    LocalSettings, Neo4jSettings, EmbeddingSettings, ExtractionSettings, WriteSettings,
+    DecaySettings, PrivacySettings, RecallSettings, ConversationSettings, ServeSettings,
+    PeerSettings, LimitSettings)
