@@ -107,7 +107,8 @@ def main() -> None:
 
         def log_with(background: bool, user: str, text: str, i: int) -> Callable[[], object]:
             def run() -> object:
-                mem.settings.read_log_background = background
+                engine.recall = engine.recall.model_copy(
+                    update={"read_log_background": background})
                 return mem.recall(user, text, conversation_id=f"c{i}", at=NOW)
             return run
 

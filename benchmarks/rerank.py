@@ -15,30 +15,16 @@ from __future__ import annotations
 
 import argparse
 import pickle
-from dataclasses import dataclass, fields, replace
+from dataclasses import fields
 from pathlib import Path
 
 from benchmarks.recall_quality import CATEGORIES, MISS_CLASSES, classify
 from pegasus.recall.rank import Candidate, Weights, choose, score
+from pegasus.settings import RecallSettings
 
 CANDIDATE_FIELDS = {f.name for f in fields(Candidate)}
-
-
-@dataclass(frozen=True)
-class Ranking:
-    """The settings of one ranking (Settings' names and defaults)."""
-
-    rank_keywords: float = 0.45
-    rank_meaning: float = 0.35
-    rank_graph: float = 0.20
-    rank_fusion: str = "weighted"
-    rrf_k: int = 10
-    rank_when: float = 0.0
-    rank_coverage: float = 1.0
-    rank_floor: float = 0.25
-    max_memory_lines: int = 6
-    budget_words: int = 300
-    rank_together: float = 0.4
+# The settings of one ranking: recall's own, with their names and defaults (--set NAME=VALUE).
+Ranking = RecallSettings
 
 
 def shown_turns(recall: dict, ranking: Ranking) -> set[str]:
@@ -55,10 +41,7 @@ def shown_turns(recall: dict, ranking: Ranking) -> set[str]:
 def ranked_candidates(recall: dict, ranking: Ranking) -> list[Candidate]:
     found = [Candidate(**{k: v for k, v in c.items() if k in CANDIDATE_FIELDS})
              for c in recall["candidates"]]
-    return score(found, Weights(ranking.rank_keywords, ranking.rank_meaning,
-                                ranking.rank_graph, ranking.rank_fusion, ranking.rrf_k,
-                                ranking.rank_when, ranking.rank_coverage,
-                                tuple(recall["words"]), ranking.rank_together))
+    return score(found, Weights.of(ranking, tuple(recall["words"])))
 
 
 def why(dump: dict, ranking: Ranking) -> list[str]:
@@ -109,7 +92,8 @@ def main() -> None:
     parser.add_argument("--loo", metavar="NAME=V1,V2,...")
     args = parser.parse_args()
     dumps = [pickle.loads(p.read_bytes()) for p in args.dumps]
-    base = Ranking(**{k: as_value(v) for k, v in (s.split("=", 1) for s in args.set)})
+    base = Ranking.model_validate(
+        {k: as_value(v) for k, v in (s.split("=", 1) for s in args.set)})
     if not args.loo:
         total = 0
         for d in dumps:
@@ -129,7 +113,8 @@ def main() -> None:
         return
     name, values = args.loo.split("=", 1)
     candidates = [as_value(v) for v in values.split(",")]
-    table = {v: [sum(hits(d, replace(base, **{name: v}))) for d in dumps] for v in candidates}
+    table = {v: [sum(hits(d, Ranking.model_validate({**base.model_dump(), name: v})))
+                 for d in dumps] for v in candidates}
     for v, row in table.items():
         print(f"{name}={v}: " + " ".join(f"{d['conversation']} {n}" for d, n in zip(
             dumps, row, strict=True)) + f" all {sum(row)}")

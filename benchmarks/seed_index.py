@@ -197,12 +197,12 @@ def growth(args: argparse.Namespace) -> None:
             entities = mem.store.query("read/partition_size", user_id=user)[0]
             names = {user: known[-5000:]}
             ms = timed_recalls(mem, [user], names, rng, args.recalls)
-            shipped = mem.recall_engine.settings
-            mem.recall_engine.settings = shipped.model_copy(update={"seeds_per_word": 8})
+            shipped = mem.recall_engine.recall
+            mem.recall_engine.recall = shipped.model_copy(update={"seeds_per_word": 8})
             try:
                 narrow = timed_recalls(mem, [user], names, rng, args.recalls, warmup=20)
             finally:
-                mem.recall_engine.settings = shipped
+                mem.recall_engine.recall = shipped
             # The write path at this size: the last (up to) ten 500-edge commits before it.
             commits = statistics.median(commit_ms[-10:])
             rows.append((edges, entities["entities"], entities["keys"], statistics.median(ms),

@@ -147,7 +147,7 @@ class Memory:
 
     @cached_property
     def recall_engine(self) -> RecallEngine:
-        return RecallEngine(self.store, self.embedder, self.settings)
+        return RecallEngine(self.store, self.embedder, self.settings.recall)
 
     def __enter__(self) -> Memory:
         return self

@@ -64,13 +64,13 @@ def reference(edges, seeds: dict[str, float], fanout: int = 10**9, hubs=frozense
 
 @contextlib.contextmanager
 def narrowed(engine, **update):
-    """The engine with some settings changed, restored afterwards."""
-    shipped = engine.settings
-    engine.settings = shipped.model_copy(update=update)
+    """The engine with some recall settings changed, restored afterwards."""
+    shipped = engine.recall
+    engine.recall = shipped.model_copy(update=update)
     try:
         yield
     finally:
-        engine.settings = shipped
+        engine.recall = shipped
 
 
 def walk_from_u(graph, user_id, **update):
@@ -273,8 +273,9 @@ def test_the_walk_adds_the_co_episode_bonus_and_offers_the_hottest_nodes_edges(
         "MATCH (n:Entity {user_id: $u, name: 'X1'}) SET n.conversations = ['c9']", u=user_id)
     engine, seeds = mem.recall_engine, Seeds({ids["U"]: 1.0}, {}, [])
     plain, _ = engine.activate(user_id, seeds, NOW, None)
-    reached, _, found = engine.walk(user_id, seeds, NOW, ids["U"], np.zeros(384), None, False,
-                                    0.0, 1, 0.15)
+    with narrowed(engine, expand_nodes=1, co_episode_bonus=0.15):
+        reached, _, found = engine.walk(user_id, seeds, NOW, ids["U"], message=np.zeros(384),
+                                        expand_threshold=0.0)
     before = {n.name: n.score for n in plain}
     after = {n.name: n.score for n in reached}
     assert after.keys() == before.keys() and {"U", "X1", "A"} <= before.keys()

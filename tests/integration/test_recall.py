@@ -344,7 +344,7 @@ def test_the_users_names_are_dropped_before_the_words_are_cut(mem, user_id, monk
         return run(tx, name, **params)
 
     monkeypatch.setattr(engine_module, "run_values", counted)
-    params = engine_module.RecallParams.for_recall(mem.settings)
+    params = engine_module.RecallParams.for_recall(mem.settings.recall)
     params.words = 4
     named = mem.recall_engine.explain(
         user_id, "Bill said his boss Sarah moved the Paris budget review again", T0, params)

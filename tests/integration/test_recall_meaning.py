@@ -29,7 +29,8 @@ def test_a_question_in_other_words_finds_the_memory_by_meaning(settings, user_id
     with Memory(settings) as mem:
         mem.commit(user_id, "c1", _pets(), at=T0)
         found = mem.explain(user_id, QUESTION, at=T0)
-        mem.settings.meaning_candidates = 0
+        engine = mem.recall_engine  # it keeps the recall settings it was built with
+        engine.recall = engine.recall.model_copy(update={"meaning_candidates": 0})
         blind = mem.explain(user_id, QUESTION, at=T0)
     assert PUPPY in found.recall.context
     assert found.ranked[0].snippet == PUPPY and found.ranked[0].text_score == 0.0

@@ -34,7 +34,8 @@ def test_a_day_the_message_names_finds_what_was_said_that_day(settings, user_id)
         _other_days(mem, user_id)
         mem.commit(user_id, "that-day", _said("Fence", FENCE), at=DAY)
         found = mem.explain(user_id, QUESTION, at=LATER)
-        mem.settings.when_candidates = 0
+        engine = mem.recall_engine  # it keeps the recall settings it was built with
+        engine.recall = engine.recall.model_copy(update={"when_candidates": 0})
         blind = mem.explain(user_id, QUESTION, at=LATER)
     assert found.recall.context[0] == FENCE
     assert [c.snippet for c in found.ranked if c.when] == [FENCE]

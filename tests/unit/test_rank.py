@@ -3,6 +3,7 @@
 from datetime import UTC, datetime
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -14,6 +15,20 @@ from pegasus.settings import Settings
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 S = Settings()
+
+
+def shipped(**more) -> Weights:
+    """The three signals' shipped weights, and whatever else a test sets."""
+    return Weights(keywords=0.45, meaning=0.35, graph=0.20, **more)
+
+
+def test_recall_settings_give_the_weights_and_only_by_name():
+    assert Weights.of(Settings().recall, ("bill",)) == Weights(
+        keywords=0.45, meaning=0.35, graph=0.20, fusion="weighted", rrf_k=10, when=0.0,
+        coverage=1.0, words=("bill",), together=0.4)
+    assert Weights.of(Settings(rank_fusion="rrf", rrf_k=3).recall).fusion == "rrf"
+    with pytest.raises(TypeError):
+        Weights(0.45, 0.35, 0.20)  # type: ignore[misc]
 
 
 def cand(cid, snippet, text=0.0, dense=0.0, graph=0.0, source="me", target="x", label="REL",
@@ -89,8 +104,8 @@ def test_rank_fusion_uses_ranks_so_one_huge_raw_value_does_not_drown_the_others(
     runner-up in keywords that is first in meaning and graph comes first."""
     huge = cand("huge", "h", text=50.0)
     rounded = cand("rounded", "r", text=5.0, dense=0.5, graph=1.0)
-    weighted = score([huge, rounded], Weights(0.45, 0.35, 0.20))
-    fused = score([huge, rounded], Weights(0.45, 0.35, 0.20, fusion="rrf", rrf_k=10))
+    weighted = score([huge, rounded], shipped())
+    fused = score([huge, rounded], shipped(fusion="rrf", rrf_k=10))
     assert [c.id for c in weighted] == ["huge", "rounded"]
     assert [c.id for c in fused] == ["rounded", "huge"]
 
@@ -99,20 +114,20 @@ def test_rank_fusion_ranks_float_noise_as_a_tie():
     """Equal words embedded in two batches differ in the last bits: they share a rank."""
     a = cand("a", "same words", dense=0.700000000001, text=1.0)
     b = cand("b", "same words again", dense=0.7, text=1.0)
-    fused = score([a, b], Weights(0.45, 0.35, 0.20, fusion="rrf", rrf_k=10))
+    fused = score([a, b], shipped(fusion="rrf", rrf_k=10))
     assert fused[0].score == fused[1].score
 
 
 def test_equal_scores_put_the_more_recent_first():
     old = cand("old", "x", text=1.0, said=datetime(2025, 1, 1, tzinfo=UTC))
     new = cand("new", "y", text=1.0, said=datetime(2026, 1, 1, tzinfo=UTC))
-    assert [c.id for c in score([old, new], Weights(0.45, 0.35, 0.20))] == ["new", "old"]
+    assert [c.id for c in score([old, new], shipped())] == ["new", "old"]
 
 
 def test_float_noise_in_a_signal_does_not_reorder_equal_memories():
     """Found by the export round trip: an embedding computed in another batch differed in its
     last bits, and two relation lines with the same score swapped places (#26)."""
-    weights = Weights(0.45, 0.35, 0.20)
+    weights = shipped()
     a = cand("a", "same words", dense=0.5, label="OWNS")
     b = cand("b", "same words", dense=0.5 + 1e-9, label="FINDS_REWARDING")
     first = [c.id for c in score([a, b], weights)]
@@ -125,7 +140,7 @@ def test_the_block_never_exceeds_the_word_budget_and_drops_contained_snippets():
     ranked = score([cand("long", "my boss Sarah moved the deadline again", text=3.0),
                     cand("inside", "Sarah moved the deadline", text=2.9),
                     cand("other", "I work at Acme", text=2.0),
-                    cand("big", " ".join(["word"] * 50), text=1.9)], Weights(0.45, 0.35, 0.20))
+                    cand("big", " ".join(["word"] * 50), text=1.9)], shipped())
     shown, relations = choose(ranked, budget_words=20, floor=0.0)
     assert [c.id for c in shown] == ["long", "other"]
     rendered = Recall(snippets=[c.shown() for c in shown]).render()
@@ -208,10 +223,10 @@ def test_a_memory_said_on_a_named_day_ranks_above_an_equal_one():
     then = cand("then", "fixed the fence", dense=0.4, said=_utc(2023, 12, 4, 15))
     later = cand("later", "fixed the gate", dense=0.4, said=_utc(2024, 1, 4, 15))
     then.when = 1.0
-    assert [c.id for c in score([then, later], Weights(0.45, 0.35, 0.20))] == ["later", "then"]
-    assert [c.id for c in score([then, later], Weights(0.45, 0.35, 0.20, when=0.2))] == [
+    assert [c.id for c in score([then, later], shipped())] == ["later", "then"]
+    assert [c.id for c in score([then, later], shipped(when=0.2))] == [
         "then", "later"]
-    assert [c.id for c in score([then, later], Weights(0.45, 0.35, 0.20, fusion="rrf",
+    assert [c.id for c in score([then, later], shipped(fusion="rrf",
                                                        when=0.2))] == ["then", "later"]
 
 
@@ -233,7 +248,7 @@ def test_an_edge_said_in_other_words_is_ranked_by_each_and_kept_once_at_its_best
     rows = [cand("e1", "I lost my job at Door Dash", text=1.0, dense=0.2, said=NOW),
             cand("e1", "I deliver for Door Dash on weekends", text=4.0, dense=0.6, said=early),
             cand("e2", "weekends are for dancing", text=2.0, dense=0.3)]
-    ranked = score(rows, Weights(0.45, 0.35, 0.20))
+    ranked = score(rows, shipped())
     assert [(c.id, c.snippet) for c in ranked] == [
         ("e1", "I deliver for Door Dash on weekends"), ("e2", "weekends are for dancing")]
     assert ranked[0].said_at == early  # quoted with the day those words were said
@@ -254,8 +269,8 @@ def test_a_snippet_sharing_one_common_word_of_the_question_is_no_keyword_match_o
     assert word_share(words, honeymoon.snippet) == 0.0
     # words compared by their first five letters, as the index compares stems
     assert word_share(words, "the bride is spending her time planning weddings") == 1.0
-    plain = Weights(0.45, 0.35, 0.20)
-    counted = Weights(0.45, 0.35, 0.20, coverage=1.0, words=words)
+    plain = shipped()
+    counted = shipped(coverage=1.0, words=words)
     assert [c.id for c in score([day_at_a_time, honeymoon], plain)] == ["time", "moon"]
     assert [c.id for c in score([day_at_a_time, honeymoon], counted)] == ["moon", "time"]
     # no words asked: nothing is counted
@@ -272,9 +287,9 @@ def test_a_memory_said_beside_the_best_match_rises_with_it():
     excited = cand("excited", "Honestly, I'm thrilled.", dense=0.15, said=session)
     other = cand("other", "Opening a shop takes time.", text=1.0, dense=0.1,
                  said=_utc(2023, 3, 1, 15))
-    plain = score([night, excited, other], Weights(0.45, 0.35, 0.20))
+    plain = score([night, excited, other], shipped())
     assert [c.id for c in plain] == ["night", "other", "excited"]
-    together = score([night, excited, other], Weights(0.45, 0.35, 0.20, together=0.2))
+    together = score([night, excited, other], shipped(together=0.2))
     assert [c.id for c in together] == ["night", "excited", "other"]
     by_id = {c.id: c.score for c in together}
     best = 0.45 + 0.35 * 0.5
@@ -286,5 +301,5 @@ def test_a_memory_said_beside_the_best_match_rises_with_it():
 
 def test_memories_without_a_moment_are_not_lifted_together():
     undated = [cand("a", "one", dense=0.5, said=None), cand("b", "two", dense=0.1, said=None)]
-    ranked = score(undated, Weights(0.45, 0.35, 0.20, together=0.5))
+    ranked = score(undated, shipped(together=0.5))
     assert [(c.id, c.score) for c in ranked] == [("a", 0.175), ("b", 0.035)]

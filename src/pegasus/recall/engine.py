@@ -21,7 +21,7 @@ from pegasus.recall.history import Span, asks_about_past, dates_named, spans_nam
 from pegasus.recall.rank import Candidate, Weights, choose, graph_scores, score
 from pegasus.recall.read_log import Read, ReadLogWriter, read_log_entry, write_reads
 from pegasus.recall.seeds import KeySet, Seeds, select_seeds, strongest
-from pegasus.settings import Settings
+from pegasus.settings import RecallSettings
 from pegasus.snippets import keyword_query
 from pegasus.store import Store, run_values
 from pegasus.text import content_words, head_and_tail
@@ -145,18 +145,23 @@ class RecallParams:
     passages: bool = True
 
     @classmethod
-    def for_recall(cls, s: Settings) -> RecallParams:
-        return cls(s.seed_threshold, s.fire_threshold, s.budget_total, s.budget_forward,
-                   s.budget_reverse, s.budget_words, s.expand_threshold, s.recall_chars,
-                   s.recall_words)
+    def for_recall(cls, s: RecallSettings) -> RecallParams:
+        return cls(seed_threshold=s.seed_threshold, fire_threshold=s.fire_threshold,
+                   total=s.budget_total, forward_slots=s.budget_forward,
+                   reverse_slots=s.budget_reverse, budget_words=s.budget_words,
+                   expand_threshold=s.expand_threshold, chars=s.recall_chars,
+                   words=s.recall_words)
 
     @classmethod
-    def for_write_context(cls, s: Settings) -> RecallParams:
+    def for_write_context(cls, s: RecallSettings) -> RecallParams:
         forward = math.ceil(s.write_context_budget * 0.75)
-        return cls(s.write_context_seed_threshold, s.write_context_fire_threshold,
-                   s.write_context_budget, forward, s.write_context_budget - forward,
-                   s.write_context_budget_words, s.write_context_fire_threshold,
-                   s.write_context_chars, s.write_context_words, passages=False)
+        return cls(seed_threshold=s.write_context_seed_threshold,
+                   fire_threshold=s.write_context_fire_threshold,
+                   total=s.write_context_budget, forward_slots=forward,
+                   reverse_slots=s.write_context_budget - forward,
+                   budget_words=s.write_context_budget_words,
+                   expand_threshold=s.write_context_fire_threshold,
+                   chars=s.write_context_chars, words=s.write_context_words, passages=False)
 
 
 @dataclass(frozen=True)
@@ -171,10 +176,12 @@ class Embedded:
 
 
 class RecallEngine:
-    def __init__(self, store: Store, embedder: Embedder, settings: Settings) -> None:
+    """Recall for one database and one embedder, configured by recall's settings alone."""
+
+    def __init__(self, store: Store, embedder: Embedder, recall: RecallSettings) -> None:
         self.store = store
         self.embedder = embedder
-        self.settings = settings
+        self.recall = recall
         # Per user, the search depth the last recall's words needed (design §7.3, "Starting
         # depth"): a big partition starts deep instead of paying a shallow round first.
         self._depth_needed: dict[str, int] = {}
@@ -207,7 +214,7 @@ class RecallEngine:
 
         `asked`: what a first search (`first_search`) already returned for some of these words
         (by index), and its partition: those words are not asked again unless incomplete."""
-        first, cap = self.settings.seed_candidates, self.settings.seeds_per_word
+        first, cap = self.recall.seed_candidates, self.recall.seeds_per_word
         query = query or self.store.query
 
         def complete(got: list[dict[str, Any]], asked: int) -> bool:
@@ -247,7 +254,7 @@ class RecallEngine:
             while shallow < depth_of[i] and not complete(got[:shallow], shallow):
                 shallow *= 4
             needed = max(needed, shallow)
-        kept = self.settings.depth_hints_kept
+        kept = self.recall.depth_hints_kept
         if len(self._depth_needed) >= kept and user_id not in self._depth_needed:
             self._depth_needed.clear()  # a hint: forgetting it costs each user one shallow round
         self._depth_needed[user_id] = needed
@@ -270,7 +277,7 @@ class RecallEngine:
 
     def _start_depth(self, user_id: str) -> int:
         """`seed_candidates`, or the depth this user's last recall needed if deeper."""
-        first = self.settings.seed_candidates
+        first = self.recall.seed_candidates
         return max(first, self._depth_needed.get(user_id, first))
 
     @staticmethod
@@ -307,7 +314,7 @@ class RecallEngine:
             ids=[r["id"] for r in rows], kinds=[r["kind"] for r in rows],
             entity_ids=[r["entity_id"] for r in rows], labels=[r["label"] for r in rows],
             vectors=np.array(vectors, dtype=np.float64).reshape(
-                len(rows), self.settings.embedding_dimensions),
+                len(rows), self.embedder.dimensions),
         )
 
     def seeds(self, user_id: str, words: list[str], seed_threshold: float,
@@ -334,31 +341,34 @@ class RecallEngine:
         """The seeds the words' key scores give (design §7.4-7.5), the self node left out."""
         if not keys.ids:
             return Seeds({}, {}, [])
-        seeds = select_seeds(words, scores, keys, seed_threshold, self.settings.margin_top,
-                             self.settings.margin_gap, self.settings.seeds_per_word)
+        seeds = select_seeds(words, scores, keys, seed_threshold, self.recall.margin_top,
+                             self.recall.margin_gap, self.recall.seeds_per_word)
         seeds.entity_scores.pop(partition.self_id or "", None)
-        return strongest(seeds, self.settings.max_seeds)
+        return strongest(seeds, self.recall.max_seeds)
 
     # --- the walk ------------------------------------------------------------------------
 
-    def walk(self, user_id: str, seeds: Seeds, now: datetime, self_id: str | None,
-             message: np.ndarray, text: str | None, history: bool, expand_threshold: float,
-             expand_nodes: int, co_episode_bonus: float,
-             query: Query | None = None, spans: list[Span] | None = None,
-             ) -> tuple[list[Reached], list[str], list[Candidate]]:
+    def walk(self, user_id: str, seeds: Seeds, now: datetime, self_id: str | None, *,
+             message: np.ndarray | None = None, text: str | None = None,
+             history: bool = False, expand_threshold: float | None = None,
+             spans: list[Span] | None = None, query: Query | None = None,
+             alone: bool = False) -> tuple[list[Reached], list[str], list[Candidate]]:
         """The activation from the seeds, the co-episode bonus, and the edges the hottest
-        reached nodes, the full-text `text`, the meaning index (nearest to `message`) and the
-        days the message names (`spans`) offer, in one Cypher call (design §7, "Round
-        trips"): (reached nodes, edges crossed, candidates scored against `message`, each
-        marked when said in one of the spans)."""
-        s = self.settings
+        reached nodes (at least `expand_threshold` hot, else the setting's), the full-text
+        `text`, the meaning index (nearest to `message`) and the days the message names
+        (`spans`) offer, in one Cypher call (design §7, "Round trips"): (reached nodes, edges
+        crossed, candidates scored against `message`, each marked when said in one of the
+        spans). `alone`: the spreading activation only, no bonus and no edges offered."""
+        s = self.recall
+        expand_nodes, bonus = (0, 0.0) if alone else (s.expand_nodes, s.co_episode_bonus)
         rows = (query or self.store.query)(
             "read/recall_walk", user_id=user_id, now=now, spread=s.spread_factor,
             fanout=s.fanout, hub_edges=s.hub_edges, hop2_sources=s.hop2_sources,
             walk=walk_shape(seeds, self_id, text, message if s.meaning_candidates else None,
                             spans if s.when_candidates else None),
-            co_episode_threshold=s.co_episode_threshold,
-            co_episode_bonus=co_episode_bonus, expand_threshold=expand_threshold,
+            co_episode_threshold=s.co_episode_threshold, co_episode_bonus=bonus,
+            expand_threshold=(s.expand_threshold if expand_threshold is None
+                              else expand_threshold),
             expand_nodes=expand_nodes, text_limit=s.keyword_candidates,
             meaning_limit=s.meaning_candidates, meaning_floor=s.meaning_floor,
             when_limit=s.when_candidates, when_scan=s.when_scan,
@@ -381,7 +391,7 @@ class RecallEngine:
                 said_at=instant(r["said_at"]), until=instant(r["until"]),
                 since=instant(r["since"]), text_score=r["text_score"] or 0.0,
                 dense=(float(unpack_vector(r["packed"]) @ message)
-                       if r["packed"] is not None else 0.0))
+                       if r["packed"] is not None and message is not None else 0.0))
             for r in row["candidates"]
         ]
         for c in found:
@@ -391,16 +401,15 @@ class RecallEngine:
     def activate(self, user_id: str, seeds: Seeds, now: datetime, self_id: str | None,
                  query: Query | None = None) -> tuple[list[Reached], list[str]]:
         """The spreading activation alone (no bonus, no candidates): tests and benchmarks."""
-        reached, crossed, _ = self.walk(
-            user_id, seeds, now, self_id, np.zeros(0), None, False, 0.0, 0, 0.0, query)
+        reached, crossed, _ = self.walk(user_id, seeds, now, self_id, query=query, alone=True)
         return reached, crossed
 
     def message_vector(self, text: str, word_vectors: np.ndarray) -> np.ndarray:
         """What the message means, for ranking and the meaning index: its own sentence
         embedding, or (setting `meaning_from_words`) the normalised mean of its word vectors."""
-        if self.settings.meaning_from_words:
+        if self.recall.meaning_from_words:
             mean = word_vectors.mean(axis=0) if len(word_vectors) else np.zeros(
-                self.settings.embedding_dimensions)
+                self.embedder.dimensions)
             norm = np.linalg.norm(mean)
             return mean / norm if norm > 0 else mean
         return self.embedder.embed([text])[0]
@@ -419,7 +428,7 @@ class RecallEngine:
         """The message as recall reads it, the parameters, and what it embeds, before any
         transaction: a retried transaction repeats no model call, and none holds a transaction
         open while the model runs (the later embeddings hit the word and text caches)."""
-        s = self.settings
+        s = self.recall
         params = params or RecallParams.for_recall(s)
         text = head_and_tail(text, params.chars)  # a huge message costs what its ends cost (#35)
         every = content_words(text)
@@ -432,7 +441,7 @@ class RecallEngine:
     def _passage_search(self, user_id: str, words: list[str], meaning: np.ndarray,
                         exclude: str | None) -> dict[str, Any]:
         """What the first seed search asks of the passages of recorded turns (design §7.11)."""
-        s = self.settings
+        s = self.recall
         # the asking conversation and those it continues: their words are in this chat already
         own = family(exclude) if exclude else []
         return {
@@ -445,7 +454,7 @@ class RecallEngine:
 
     def _explain(self, query: Query, user_id: str, text: str, now: datetime,
                  params: RecallParams, exclude: str | None, embedded: Embedded) -> Explained:
-        s = self.settings
+        s = self.recall
         # The first seed search reads the partition too (decisions.md, "Recall in two
         # statements"): it searches the words the recall keeps and NAME_WORDS_SPARE more at
         # each end; the user's own names are dropped after, and the kept words are exactly
@@ -482,17 +491,14 @@ class RecallEngine:
         found: list[Candidate] = []
         if not seeds.empty or text_query is not None:
             reached, crossed, found = self.walk(
-                user_id, seeds, now, self_id, self.message_vector(text, vectors), text_query,
-                asks_about_past(text, now, named), params.expand_threshold, s.expand_nodes,
-                s.co_episode_bonus, query, spans)
+                user_id, seeds, now, self_id, message=self.message_vector(text, vectors),
+                text=text_query, history=asks_about_past(text, now, named),
+                expand_threshold=params.expand_threshold, spans=spans, query=query)
         others = [n for n in reached if n.id != self_id]
         fired = fire(others, params.fire_threshold, params.total, params.forward_slots,
                      params.reverse_slots)
         graph_scores(found, {n.id: n.score for n in reached}, self_id, seeds.labels)
-        ranked = score([*found, *pending],
-                       Weights(s.rank_keywords, s.rank_meaning, s.rank_graph, s.rank_fusion,
-                               s.rrf_k, s.rank_when, s.rank_coverage, tuple(words),
-                               s.rank_together))
+        ranked = score([*found, *pending], Weights.of(s, tuple(words)))
         ends = {n.id for n in fired} | ({self_id} if self_id else set())
         between = {c.id for c in ranked if not c.pending and c.source_id in ends
                    and c.target_id in ends and (c.source_id != self_id or c.target_id != self_id)}
@@ -516,13 +522,13 @@ class RecallEngine:
                  now: datetime) -> None:
         """Log the edges this read used on the conversation (shown, or every edge crossed):
         queued for the background writer, or written at once (`read_log_background`)."""
-        if self.settings.read_reinforce == "shown":
+        if self.recall.read_reinforce == "shown":
             entries = [read_log_entry(e["source_id"], e["id"], e["target_id"])
                        for e in explained.shown]
         else:
             entries = self._crossed_entries(user_id, explained.crossed)
         read = Read(user_id, conversation_id, entries, now)
-        if self.settings.read_log_background:
+        if self.recall.read_log_background:
             self.read_log.append(read)
         else:
             self.store.write(lambda tx: write_reads(tx, [read]))

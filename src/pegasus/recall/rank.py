@@ -22,6 +22,7 @@ import numpy as np
 
 from pegasus.models.recall import ShownSnippet
 from pegasus.recall.render import RelationLine
+from pegasus.settings import RecallSettings
 from pegasus.text import content_words, fold
 
 
@@ -68,11 +69,12 @@ class Candidate:
                             self.since.date() if self.since else None).render()
 
 
-@dataclass
+@dataclass(frozen=True, kw_only=True)
 class Weights:
-    """How much each signal counts (Settings.rank_keywords, rank_meaning, rank_graph,
-    rank_when), and how they combine (Settings.rank_fusion, rrf_k): "weighted" adds the scaled
-    values, "rrf" adds each signal's weight over (k + its rank)."""
+    """How much each signal counts (RecallSettings.rank_keywords, rank_meaning, rank_graph,
+    rank_when), and how they combine (rank_fusion, rrf_k): "weighted" adds the scaled values,
+    "rrf" adds each signal's weight over (k + its rank). By keyword only: nine numbers in a
+    row are easily given in the wrong order."""
 
     keywords: float
     meaning: float
@@ -87,6 +89,14 @@ class Weights:
     # Added, times the best score of the other memories said at the same moment (the same
     # conversation's commit), to each memory: see `said_together`. 0 leaves scores alone.
     together: float = 0.0
+
+    @classmethod
+    def of(cls, recall: RecallSettings, words: tuple[str, ...] = ()) -> Weights:
+        """The weights recall's settings give, for a message of these content words."""
+        return cls(keywords=recall.rank_keywords, meaning=recall.rank_meaning,
+                   graph=recall.rank_graph, fusion=recall.rank_fusion, rrf_k=recall.rrf_k,
+                   when=recall.rank_when, coverage=recall.rank_coverage, words=words,
+                   together=recall.rank_together)
 
 
 def graph_scores(candidates: list[Candidate], activation: dict[str, float], self_id: str | None,

@@ -28,12 +28,11 @@ def rehearse(engine: RecallEngine, query: Query, user_id: str, now: datetime) ->
     the parameters a real recall passes."""
     vectors = engine.embedder.embed(WORDS)
     mean, _ = load_centre(engine.embedder.model_name, engine.embedder.dimensions)
-    engine.search_keys(user_id, centre(vectors, mean), engine.settings.seed_threshold, query)
+    engine.search_keys(user_id, centre(vectors, mean), engine.recall.seed_threshold, query)
     ids = [str(i).rjust(ID) for i in range(len(WORDS))]  # blank-padded: ids no entity has
-    s = engine.settings
     engine.walk(user_id, Seeds({i: 1.0 for i in ids}, {"WARM": 1.0}, []), now, " " * ID,
-                engine.message_vector(" ".join(WORDS), vectors), keyword_query(user_id, WORDS),
-                False, s.expand_threshold, s.expand_nodes, s.co_episode_bonus, query,
+                message=engine.message_vector(" ".join(WORDS), vectors),
+                text=keyword_query(user_id, WORDS), query=query,
                 # a day named: dateparser loads its tables on first use (~150 ms)
-                spans_named("on 4 December 2023", now))
+                spans=spans_named("on 4 December 2023", now))
     engine.forget_user(user_id)  # the depth hint search_keys left for it
