@@ -45,10 +45,10 @@ from benchmarks._server import machine, memory
 from benchmarks.report import write_section
 from benchmarks.seed_users import T0
 from benchmarks.seed_users import seed as seed_users
+from benchmarks.synthetic import message
 from pegasus import store as store_module
 from pegasus.neo4j_local import LocalNeo4j, free_port
 from pegasus.settings import secret_text
-from pegasus.synthetic import message
 from tests.serve.servers import StubUpstream, serving
 
 MIXES = {"mixed": [("recall", 0.6), ("chat", 0.25), ("turns", 0.1), ("close", 0.05)],

@@ -28,7 +28,7 @@ A memory many times larger: `--distractors DIR [DIR ...]` commits, into each use
 conversation under test and before its first session, every speaker's batches of those other
 conversations (other lives, each conversation moved back by whole weeks so that its last session
 ends a week before the first session under test: its sessions keep their weekdays, hours and
-gaps); `--synthetic EDGES` adds that many synthetic edges per user (src/pegasus/synthetic.py)
+gaps); `--synthetic EDGES` adds that many synthetic edges per user (benchmarks/synthetic.py)
 before them. The same questions are asked; the peers are given the same memories.
 
 Every miss is classified (`classify`): why the evidence did not reach the model, from the
@@ -61,10 +61,10 @@ from rank_bm25 import BM25Okapi
 from benchmarks._server import machine, memory
 from benchmarks.peers import Fact, Found, PeerCache
 from benchmarks.report import p95, timed, write_section
+from benchmarks.synthetic import conversations
 from pegasus import Memory
 from pegasus.recall.engine import Explained
 from pegasus.recall.rank import Candidate
-from pegasus.synthetic import conversations
 from pegasus.text import fold, function_words, words
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}

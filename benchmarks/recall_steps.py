@@ -26,10 +26,10 @@ from concurrent.futures import ThreadPoolExecutor
 from benchmarks._server import machine, memory
 from benchmarks.report import p95, write_section
 from benchmarks.scale import NOW, WARMUP_RECALLS, Loader
+from benchmarks.synthetic import message
 from pegasus import Memory
 from pegasus.embed import Embedder
 from pegasus.recall import engine as engine_module
-from pegasus.synthetic import message
 
 
 def alternate(variants: dict[str, Callable[[], object]], i: int, out: dict[str, list[float]]

@@ -31,8 +31,8 @@ from tqdm import tqdm
 from benchmarks._server import machine, memory
 from benchmarks.commit_batch import one_statement_per_row
 from benchmarks.report import write_section
+from benchmarks.synthetic import conversations, message
 from pegasus import Memory
-from pegasus.synthetic import conversations, message
 from pegasus.text import content_words
 
 EDGES_PER_USER = 200

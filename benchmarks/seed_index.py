@@ -34,10 +34,10 @@ from tqdm import tqdm
 from benchmarks._server import machine, memory
 from benchmarks.report import write_section
 from benchmarks.scale import Loader
+from benchmarks.synthetic import FIRST, LABELS, STABILITIES, message
 from pegasus import Memory, Settings
 from pegasus.centring import reference_vocabulary
 from pegasus.settings import secret_text
-from pegasus.synthetic import FIRST, LABELS, STABILITIES, message
 from pegasus.text import content_words
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)

@@ -12,9 +12,9 @@ import random
 import sys
 from datetime import UTC, datetime, timedelta
 
+from benchmarks.synthetic import conversations
 from pegasus import Memory
 from pegasus.settings import Settings
-from pegasus.synthetic import conversations
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
