@@ -422,7 +422,9 @@ class Settings(BaseSettings, LocalSettings, Neo4jSettings, EmbeddingSettings, Ex
 
     model_config = SettingsConfigDict(
         env_prefix="PEGASUS_", env_file=".env", extra="ignore", populate_by_name=True,
-        frozen=False,  # the groups' copies are frozen; Settings stays what it was
+        # A group's copy is frozen; Settings is not: tests and benchmarks set a field on theirs
+        # before they build a Memory with it.
+        frozen=False,
     )
 
     def group(self, kind: type[G]) -> G:

@@ -127,7 +127,7 @@ def passage_candidates(rows: list[dict[str, Any]], spans: list[Span] | None) -> 
 NAME_WORDS_SPARE = 4
 
 
-@dataclass
+@dataclass(kw_only=True)
 class RecallParams:
     """The knobs of one walk; recall and the extractor's write-time context differ here."""
 
