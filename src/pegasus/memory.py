@@ -299,11 +299,11 @@ class Memory:
                     self._record_turns(query, nobody, conversation, turn, now, "proxy", model)
                 rehearse_recall(self.recall_engine, query, nobody, now)
 
-        self.store.rehearse(turns_of_nobody)
+        self.store.write(turns_of_nobody, rollback=True)
 
     def conversation_state(self, user_id: str, conversation_id: str) -> dict[str, Any]:
         """{exists, status, turns (JSON strings), committed, close_attempts, close_error}."""
-        return self.store.query("read/conversation_turns", user_id=user_id,
+        return self.store.read("read/conversation_turns", user_id=user_id,
                                 conversation_id=conversation_id)[0]
 
     def record_turns(self, user_id: str, conversation_id: str, turns: list[dict[str, Any]],
@@ -383,7 +383,7 @@ class Memory:
 
     def idle_conversations(self, user_id: str, before: datetime) -> list[str]:
         """Ids of the user's open recorded conversations last touched before `before`."""
-        return [r["id"] for r in self.store.query("read/idle_conversations", user_id=user_id,
+        return [r["id"] for r in self.store.read("read/idle_conversations", user_id=user_id,
                                                   before=before)]
 
     def request_close(self, user_id: str, conversation_id: str, at: datetime | None = None,
@@ -391,7 +391,7 @@ class Memory:
         """Mark a conversation `closing` (durably: a worker closes it, now or after a restart);
         its status before the request ('open', 'closing', 'closed', 'failed' …).
         NotFoundError for a conversation that was never recorded."""
-        rows = self.store.execute("write/request_close", user_id=user_id,
+        rows = self.store.write("write/request_close", user_id=user_id,
                                   conversation_id=conversation_id, source=source,
                                   now=aware(at))
         if not rows:
@@ -405,7 +405,7 @@ class Memory:
         """Ids of the user's open conversations quiet since `quiet_since` whose user turns are
         not all consolidated, and hold at least `min_chars` characters of them unless quiet
         since `small_quiet_since` too: in-session extraction takes them (design §9)."""
-        return [r["id"] for r in self.store.query(
+        return [r["id"] for r in self.store.read(
             "read/paused_conversations", user_id=user_id, before=quiet_since,
             small_before=small_quiet_since or quiet_since, min_chars=min_chars,
             except_id=except_id, limit=limit)]
@@ -422,25 +422,25 @@ class Memory:
         else `default_model` (serve sets it from the upstream's own list) (design §8)."""
         if used:
             return used
-        found = self.store.query("read/user_latest_model", user_id=user_id)
+        found = self.store.read("read/user_latest_model", user_id=user_id)
         return (found[0]["model"] if found else None) or self.default_model
 
     def due_closes(self, user_id: str, at: datetime | None = None) -> list[str]:
         """Ids of the user's conversations waiting to close whose next attempt is due."""
-        return [r["id"] for r in self.store.query("read/due_closes", user_id=user_id,
+        return [r["id"] for r in self.store.read("read/due_closes", user_id=user_id,
                                                   now=aware(at), wall=aware(None))]
 
     def claim_close(self, user_id: str, conversation_id: str, holder: str) -> bool:
         """Take the lease on a conversation's close for this worker (close_lease_s of real
         time); False when it is not closing, or another worker's lease still runs."""
-        rows = self.store.execute("write/claim_close", user_id=user_id,
+        rows = self.store.write("write/claim_close", user_id=user_id,
                                   conversation_id=conversation_id, holder=holder,
                                   now=aware(None), lease_s=self.settings.close_lease_s)
         return bool(rows and rows[0]["claimed"])
 
     def renew_close(self, user_id: str, conversation_id: str, holder: str) -> bool:
         """Renew this worker's lease on a close it runs; False when it no longer holds it."""
-        rows = self.store.execute("write/renew_close", user_id=user_id,
+        rows = self.store.write("write/renew_close", user_id=user_id,
                                   conversation_id=conversation_id, holder=holder,
                                   now=aware(None), lease_s=self.settings.close_lease_s)
         return bool(rows and rows[0]["renewed"])
@@ -448,7 +448,7 @@ class Memory:
     def close_failed(self, user_id: str, conversation_id: str, error: str,
                      next_at: datetime, max_attempts: int) -> tuple[str, int]:
         """Count a failed close attempt; (status, attempts): 'failed' once they run out."""
-        rows = self.store.execute("write/close_failed", user_id=user_id,
+        rows = self.store.write("write/close_failed", user_id=user_id,
                                   conversation_id=conversation_id, error=error[:2000],
                                   next_at=next_at, max_attempts=max_attempts)
         return (rows[0]["status"], rows[0]["attempts"]) if rows else ("closed", 0)
@@ -505,7 +505,7 @@ class Memory:
         _check_id("user_id", user_id)
         if not isinstance(name, str) or not name.strip() or len(name) > 500:
             raise InvalidInputError("entity name must be a non-empty string of at most 500 characters")
-        rows = self.store.query("read/entity_by_name", user_id=user_id, folded=fold(name),
+        rows = self.store.read("read/entity_by_name", user_id=user_id, folded=fold(name),
                                 limit=limit, now=aware(at))
         if not rows:
             raise NotFoundError(f"no entity named {name!r} in {user_id}'s memory")
@@ -847,14 +847,14 @@ class Memory:
 
     def applied_migrations(self) -> dict[int, str]:
         """The schema migrations applied to the database: version → checksum."""
-        return {r["version"]: r["checksum"] for r in self.store.query("read/applied_migrations")}
+        return {r["version"]: r["checksum"] for r in self.store.read("read/applied_migrations")}
 
     def service_state(self) -> dict[str, Any] | None:
         """The database-wide gauges /metrics shows (read/service_state's row), None when empty."""
-        rows = self.store.query("read/service_state")
+        rows = self.store.read("read/service_state")
         return rows[0] if rows else None
 
     def release_close(self, user_id: str, conversation_id: str, holder: str) -> None:
         """Give up `holder`'s lease on a conversation's close, for another server to take."""
-        self.store.execute("write/release_close", user_id=user_id,
+        self.store.write("write/release_close", user_id=user_id,
                            conversation_id=conversation_id, holder=holder)

@@ -118,7 +118,7 @@ def test_a_conversation_that_breaks_the_format_is_named_and_nothing_is_written(
     assert "conversation 13 (" in result.output and says in result.output, result.output
     assert "nothing was imported" in result.output
     with Memory(settings) as memory:
-        assert memory.store.query("read/awaiting_extraction", user_id=user_id) == []
+        assert memory.store.read("read/awaiting_extraction", user_id=user_id) == []
         first = history.conversations(data[:12], 200_000, 2_000_000)[1][0]
         assert not memory.conversation_state(user_id, first.id)["exists"]
 

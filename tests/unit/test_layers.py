@@ -182,9 +182,9 @@ def test_serve_never_reaches_the_store():
 
 
 def test_the_check_sees_serve_reaching_the_store(tmp_path):
-    (tmp_path / "m.py").write_text("def f(memory):\n    return memory.store.query('x')\n")
+    (tmp_path / "m.py").write_text("def f(memory):\n    return memory.store.read('x')\n")
     tree = ast.parse((tmp_path / "m.py").read_text())
-    assert [n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)] == ["query", "store"]
+    assert [n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)] == ["read", "store"]
 
 
 def _leaf(module: str, known: dict[str, Path]) -> bool:
