@@ -1,58 +1,15 @@
-"""Conversation close (read reinforcement, design §7.10), the backlog of closes awaiting
-extraction (design §3), and the daily decay pass (design §6)."""
+"""The daily decay pass (design §6): recomputing strengths, purging turns past retention, and
+its schedule across servers sharing a database. (A conversation's close and its backlog live
+in `pegasus.conversations`.)"""
 
 from __future__ import annotations
 
 import uuid
-from datetime import UTC, datetime, timedelta
-from typing import Any
-
-from neo4j import ManagedTransaction
+from datetime import datetime, timedelta
 
 from pegasus.models.reports import DecayReport
-from pegasus.recall.read_log import read_log_row
 from pegasus.settings import Settings
-from pegasus.store import Store, run
-from pegasus.write.reinforce import reinforce
-
-
-def close_in_tx(tx: ManagedTransaction, settings: Settings, user_id: str, conversation_id: str,
-                now: datetime) -> int:
-    """Reinforce each edge the conversation's reads logged, once; the number reinforced."""
-    log = run(tx, "read/read_log", user_id=user_id, conversation_id=conversation_id)[0]
-    applied = set(log["applied"])
-    entries = [e for e in dict.fromkeys(log["pending"]) if e not in applied]
-    rows = [read_log_row(e) for e in entries]
-    count = reinforce(tx, settings, user_id, rows, now) if rows else 0
-    run(tx, "write/close_conversation", user_id=user_id, conversation_id=conversation_id, now=now,
-        reinforced=count)
-    return count
-
-
-def await_extraction(store: Store, user_id: str, conversation_id: str, why: str,
-                     now: datetime) -> None:
-    """Keep a conversation that no LLM could extract as awaiting extraction (turns kept)."""
-    store.write("write/await_extraction", user_id=user_id, conversation_id=conversation_id,
-                  why=why, now=now)
-
-
-def awaiting_extraction(store: Store, user_id: str | None = None) -> list[dict[str, Any]]:
-    """The backlog in the order it closed: [{user_id, id, model}] (every user's, or one's)."""
-    return store.read("read/awaiting_extraction", user_id=user_id)
-
-
-def claim_extraction(store: Store, user_id: str, conversation_id: str, lease_s: float) -> bool:
-    """Take one awaiting conversation's extraction for this worker; False when it is no
-    longer awaiting or another worker holds it."""
-    rows = store.write("write/claim_extraction", user_id=user_id,
-                         conversation_id=conversation_id, now=datetime.now(UTC),
-                         lease_s=int(lease_s))
-    return bool(rows and rows[0]["claimed"])
-
-
-def extraction_done(store: Store, user_id: str, conversation_id: str, now: datetime) -> None:
-    """The conversation leaves the backlog; its turns' retention counts from `now`."""
-    store.write("write/extracted", user_id=user_id, conversation_id=conversation_id, now=now)
+from pegasus.store import Store
 
 
 def retention_start(now: datetime, days: float) -> datetime:
