@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import math
 from collections.abc import Iterable, Iterator
 from datetime import datetime
@@ -29,6 +28,7 @@ from pegasus.lifecycle import consolidate, scheduled_consolidate
 from pegasus.llm import Extraction, extraction_source
 from pegasus.merge.review import Reviewer
 from pegasus.merge.snapshots import Snapshots
+from pegasus.migrations import migrate
 from pegasus.models.batch import ExtractionBatch, Turn, describe_validation_error
 from pegasus.models.recall import Recall
 from pegasus.models.reports import (
@@ -47,12 +47,8 @@ from pegasus.recall.engine import Explained, RecallEngine
 from pegasus.recall.warm import rehearse as rehearse_recall
 from pegasus.screen import check_id, screen_turns
 from pegasus.settings import Settings
-from pegasus.snippets import backfill_sightings
 from pegasus.store import Store, run
-from pegasus.vectors import keep_current
-from pegasus.write.merge_records import merge_records, upgrade_stored
-
-log = logging.getLogger(__name__)
+from pegasus.write.merge_records import merge_records
 
 
 class Memory:
@@ -155,20 +151,9 @@ class Memory:
             self.recall_engine.read_log.flush()
 
     def migrate(self) -> list[str]:
-        """Apply pending schema migrations; the file names applied. Then stored vectors that
-        are not the running embedder's are embedded again (`vectors.keep_current`), and the
-        words of earlier sightings that a migration marked are embedded
-        (`snippets.backfill_sightings`), and the merge records V0011 marked are rewritten in
-        the one shape (`write.merge_records.upgrade_stored`)."""
-        applied = self.store.migrate()
-        if done := keep_current(self.store, self.embedder):
-            log.info("embedded %d keys and snippets again with %s", done,
-                     self.settings.embedding_runtime)
-        if done := backfill_sightings(self.store, self.embedder):
-            log.info("indexed the sightings' words of %d memories", done)
-        if done := upgrade_stored(self.store):
-            log.info("rewrote %d merge records in the one shape", done)
-        return applied
+        """Bring the database up to this version (`pegasus.migrations`: the schema files, then
+        the data steps, in order); the schema file names applied."""
+        return migrate(self.store, self.embedder)
 
     def commit(
         self,

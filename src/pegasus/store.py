@@ -13,7 +13,6 @@ from datetime import UTC, datetime
 from typing import Any, TypeVar, overload
 
 import neo4j
-import numpy as np
 from neo4j import GraphDatabase, ManagedTransaction
 from neo4j.exceptions import (
     AuthError,
@@ -398,32 +397,27 @@ class Store:
 
     # --- schema ------------------------------------------------------------------------
 
-    def migrate(self, wait_s: float = 300.0) -> list[str]:
-        """Apply the pending `cypher/schema` migrations in order; the names applied.
+    def migrate_schema(self, wait_s: float = 300.0) -> list[str]:
+        """Apply the pending `cypher/schema` migrations in order; the names applied. The first
+        step of `pegasus.migrations.migrate`, which runs the data steps after it.
 
         Concurrent runs (two servers starting at once) serialise on a lock node: the second
-        waits, then finds nothing left to apply. Each version is recorded once (a constraint).
-        Then every key not yet centred on the model's centre is centred (`centre_keys`), and
-        every snippet gets the vector its meaning index holds (`index_snippets`)."""
+        waits, then finds nothing left to apply. Each version is recorded once (a constraint)."""
         self.require_server()
         self._run_schema("maintenance/migration_bootstrap", cypher.split_statements(
             cypher.load("maintenance/migration_bootstrap")))
         holder = uuid.uuid4().hex
         deadline = time.monotonic() + wait_s
         while not self.write("write/migration_lock", holder=holder,
-                               lease_s=int(wait_s))[0]["taken"]:
+                             lease_s=int(wait_s))[0]["taken"]:
             if time.monotonic() > deadline:
                 raise MigrationError("another `pegasus migrate` holds the schema lock; try again "
                                      "when it has finished")
             time.sleep(0.5)
         try:
-            done = self._apply_pending()
-            self.centre_keys()
-            self.index_snippets()
+            return self._apply_pending()
         finally:
             self.write("write/migration_unlock", holder=holder)
-        self._await_indexes()
-        return done
 
     def require_server(self) -> None:
         """Refuse a server older than Neo4j 2025: seeds need a vector index filtered by user."""
@@ -434,40 +428,6 @@ class Store:
                 f"this server is {version or 'of unknown version'}. Move the database to "
                 "2026.08 first (README, \"Upgrading from Neo4j 5.26\")"
             )
-
-    def centre_keys(self, batch: int = 2000) -> int:
-        """Give every key its centred vector (design §7.3): keys written before V0006, or
-        centred on another model's centre. Idempotent and resumable; the count centred."""
-        from pegasus.centring import centre, load
-        from pegasus.embed import stored_vector
-
-        mean, centre_id = load(self.settings.embedding_model, self.settings.embedding_dimensions)
-        total = 0
-        while rows := self.read("read/keys_to_centre", centre_id=centre_id, batch=batch):
-            raw = np.array([stored_vector(r) for r in rows])
-            self.write("write/centre_keys", centre_id=centre_id, rows=[
-                {"user_id": r["user_id"], "id": r["id"], "centred": c.tolist()}
-                for r, c in zip(rows, centre(raw, mean), strict=True)])
-            total += len(rows)
-        if total:
-            log.info("centred %d keys on %s's centre %s", total,
-                     self.settings.embedding_model, centre_id)
-        return total
-
-    def index_snippets(self, batch: int = 2000) -> int:
-        """Give every snippet written before V0012 its vector as a list, from its packed copy,
-        so the snippet_meaning index holds it. Idempotent and resumable; the count."""
-        from pegasus.embed import unpack_vector
-
-        total = 0
-        while rows := self.read("read/snippets_to_index", batch=batch):
-            self.write("write/reembed_snippets", rows=[
-                {"user_id": r["user_id"], "id": r["id"], "packed": r["packed"],
-                 "vector": unpack_vector(r["packed"]).tolist()} for r in rows])
-            total += len(rows)
-        if total:
-            log.info("indexed the meaning of %d snippets", total)
-        return total
 
     def _run_schema(self, name: str, statements: list[str]) -> None:
         # Schema statements cannot share a transaction with writes: one each. Two processes
@@ -500,9 +460,6 @@ class Store:
             )
             done.append(migration.path.name)
         return done
-
-    def _await_indexes(self) -> None:
-        self.read("maintenance/await_indexes", timeout_s=300)
 
     def server_version(self) -> str:
         """The server's version, e.g. "2026.08.1" (empty when it does not say)."""

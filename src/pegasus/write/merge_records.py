@@ -1,6 +1,6 @@
 """Merge records in the graph: written by merges (commit, by hand), read by undo and the merge
 list, all through the one model (`merge.records.MergeFields`); and the rewrite of the records
-V0011 marked (`upgrade_stored`, run by `Memory.migrate`)."""
+V0011 marked (`upgrade_stored`, a data step of `pegasus.migrations`)."""
 
 from __future__ import annotations
 
