@@ -24,8 +24,9 @@ ROOT = Path(pegasus.__file__).resolve().parent
 # the demo.
 ABOVE = {"__init__.py", "memory.py", "cli.py", "mcp_server.py", "demo.py"}
 # The write path: the commit driver, the write library and the stages that write.
-WRITE_PATH = ("pegasus.commit", "pegasus.write", "pegasus.lifecycle", "pegasus.merge",
-              "pegasus.extract", "pegasus.ownership", "pegasus.transfer")
+WRITE_PATH = ("pegasus.commit", "pegasus.write", "pegasus.conversations", "pegasus.lifecycle",
+              "pegasus.migrations", "pegasus.merge", "pegasus.extract", "pegasus.ownership",
+              "pegasus.transfer")
 
 
 def modules(root: Path) -> dict[str, Path]:
