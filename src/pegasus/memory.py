@@ -249,7 +249,7 @@ class Memory:
         recall) for partitions no user can hold, keeping nothing: planned now, they do not cost
         the first request its memory budget (#36). Neo4j plans apart for each size of an id
         (rounded up to a power of ten): `user_ids` are the users expected, one blank id (which
-        _check_id refuses) of each of their sizes is rehearsed."""
+        check_id refuses) of each of their sizes is rehearsed."""
         now = aware(None)
         turn = [{"role": "user", "content": "warm up"}]
         blanks = {" " * 10 ** math.ceil(math.log10(max(len(u), 1))) for u in user_ids}

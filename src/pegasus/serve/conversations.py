@@ -39,7 +39,7 @@ from pegasus.serve.observe import cause_of, kind_of
 
 log = logging.getLogger("pegasus.serve")
 MAX_CONTINUATIONS = 100
-MAX_ID_CHARS = 200  # the limit of every id (memory._check_id, the HTTP models)
+MAX_ID_CHARS = 200  # the limit of every id (screen.check_id, the HTTP models)
 
 
 def continuation_id(base: str, n: int) -> str:
