@@ -258,8 +258,8 @@ def mutated(source: list[bytes]) -> st.SearchStrategy[list[bytes]]:
 
 def leftovers(mem, user: str) -> bool:
     """Whether a refused import left anything: a staging partition, or the target written."""
-    return bool(mem.store.query("transfer/stagings")
-                or mem.store.query("transfer/target_state", user_id=user)[0]["holds"])
+    return bool(mem.store.read("transfer/stagings")
+                or mem.store.read("transfer/target_state", user_id=user)[0]["holds"])
 
 
 def import_finding(mem, path: Path, lines: list[bytes], replace: bool) -> str | None:

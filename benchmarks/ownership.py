@@ -108,7 +108,7 @@ def main() -> None:
             report, seconds = timed(work)
             forget_rows.append((label, seconds, report.memories, report.entities, report.keys))
             print(f"ROW {label}: {seconds:.2f} s, {report.memories} memories", flush=True)
-        assert mem.store.query("read/partition_size", user_id=user) == []  # no partition left
+        assert mem.store.read("read/partition_size", user_id=user) == []  # no partition left
         assert mem.memories(user, state="all") == []
         assert sorted(m.id for m in mem.memories(other, state="all")) == theirs
     lines = ["| the user's edges | file | export | its peak memory | import | its peak memory |",

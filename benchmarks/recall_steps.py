@@ -114,7 +114,7 @@ def main() -> None:
 
         def per_query(user: str, text: str):
             cut, params, embedded = engine.prepare(text)
-            return engine._explain(mem.store.query, user, cut, NOW, params, None, embedded)
+            return engine._explain(mem.store.read, user, cut, NOW, params, None, embedded)
 
         for i in range(WARMUP_RECALLS + args.recalls):
             user = rng.choice(loader.users)

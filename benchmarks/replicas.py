@@ -223,7 +223,7 @@ def run(env: dict[str, str], folder: Path, users: int = 50, conversations: int =
                      "PEGASUS_DECAY_IN_SERVE": "true", "HF_HUB_OFFLINE": "1",
                      "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])}
         with Memory(_settings(env)) as mem:
-            decay_runs = mem.store.query("read/decay_runs")[0]["runs"]
+            decay_runs = mem.store.read("read/decay_runs")[0]["runs"]
         group = Replicas(replicas, serve_env, folder)
         try:
             # Clients send every first turn, then every second …, then the closes: the kill
@@ -246,7 +246,7 @@ def run(env: dict[str, str], folder: Path, users: int = 50, conversations: int =
                     recorded = {json.loads(t)["content"] for t in
                                 mem.conversation_state(user, conversation_id)["turns"]}
                     lost += sum(text not in recorded for text in texts)
-                decay_runs = mem.store.query("read/decay_runs")[0]["runs"] - decay_runs
+                decay_runs = mem.store.read("read/decay_runs")[0]["runs"] - decay_runs
         finally:
             group.stop()
     calls = [tuple(line.split()) for line in extractions.read_text().splitlines()]

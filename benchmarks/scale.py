@@ -141,7 +141,7 @@ def recalls(loader: Loader, count: int, warmup: int = WARMUP_RECALLS) -> dict[st
         mem.recall_engine.activate(user, seeds, NOW, None)
         out["activation"].append((time.perf_counter() - began) * 1000)
         began = time.perf_counter()
-        mem.store.query("read/neighbourhood_count", **params)
+        mem.store.read("read/neighbourhood_count", **params)
         out["bare"].append((time.perf_counter() - began) * 1000)
     return out
 

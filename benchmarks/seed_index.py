@@ -194,7 +194,7 @@ def growth(args: argparse.Namespace) -> None:
                 conv += 1
                 edges += len(batch["relations"])
                 bar.update(len(batch["relations"]))
-            entities = mem.store.query("read/partition_size", user_id=user)[0]
+            entities = mem.store.read("read/partition_size", user_id=user)[0]
             names = {user: known[-5000:]}
             ms = timed_recalls(mem, [user], names, rng, args.recalls)
             shipped = mem.recall_engine.recall

@@ -114,7 +114,7 @@ def migrated_server(neo4j_server):
     uri, auth = neo4j_server
     settings = _settings(uri, auth)
     store = Store(settings)
-    store.migrate()
+    store.migrate_schema()
     store.close()
     return neo4j_server
 

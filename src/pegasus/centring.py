@@ -73,7 +73,7 @@ def load(model: str, dimensions: int) -> tuple[np.ndarray, str]:
     """(μ, its id) for `model`: the shipped file, else a cached one, else computed and cached.
 
     The id (a hash of μ's values) is written on every centred key, so keys centred on another
-    μ are found and centred again (`Store.centre_keys`)."""
+    μ are found and centred again (`migrations.centre_keys`)."""
     shipped = resources.files("pegasus") / "data" / _shipped_name(model)
     if shipped.is_file():
         data = json.loads(shipped.read_text(encoding="utf-8"))

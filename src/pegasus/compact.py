@@ -88,13 +88,13 @@ def copy_graph(source: Store, target: Store, batch: int = BATCH) -> tuple[int, i
     (nodes, relationships) copied. Labels, types and properties are copied as they are."""
     new_id: dict[str, str] = {}
     for rows in _batches(source.stream("maintenance/compact_nodes"), batch):
-        for row in target.execute("maintenance/compact_create_nodes", rows=rows):
+        for row in target.write("maintenance/compact_create_nodes", rows=rows):
             new_id[row["old"]] = row["new"]
     relationships = 0
     for rows in _batches(source.stream("maintenance/compact_relationships"), batch):
         moved = [{**r, "source": new_id[r["source"]], "target": new_id[r["target"]]}
                  for r in rows]
-        target.execute("maintenance/compact_create_relationships", rows=moved)
+        target.write("maintenance/compact_create_relationships", rows=moved)
         relationships += len(moved)
     return len(new_id), relationships
 
@@ -102,14 +102,14 @@ def copy_graph(source: Store, target: Store, batch: int = BATCH) -> tuple[int, i
 def contents(store: Store) -> Counter[tuple[str, tuple[str, ...]]]:
     """How many nodes of each label set and relationships of each type a store holds."""
     found: Counter[tuple[str, tuple[str, ...]]] = Counter()
-    for row in store.query("maintenance/compact_counts"):
+    for row in store.read("maintenance/compact_counts"):
         found[(row["kind"], tuple(sorted(row["names"])))] += row["count"]
     return found
 
 
 def users(store: Store) -> list[str]:
     """Every user with something in the store."""
-    return [r["user_id"] for r in store.query("maintenance/compact_users")]
+    return [r["user_id"] for r in store.read("maintenance/compact_users")]
 
 
 def check_copy(source: Store, target: Store) -> int:
@@ -165,7 +165,7 @@ def compact(server: LocalNeo4j, say: Callable[[str], None] = lambda _: None) -> 
         source = _store(private.start(), private)
         target = _store(fresh.start(), fresh)
         try:
-            target.migrate()
+            target.migrate_schema()  # a fresh store: no data for the data steps
             say("copying every node and relationship into a fresh store…")
             nodes, relationships = copy_graph(source, target)
             say(f"copied {nodes:,} nodes and {relationships:,} relationships; comparing…")

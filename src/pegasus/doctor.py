@@ -55,9 +55,9 @@ def _neo4j(settings: Settings) -> tuple[list[Check], str | None]:
     store = Store(settings)
     try:
         store.verify()
-        applied = {r["version"]: r["checksum"] for r in store.query("read/applied_migrations")}
+        applied = {r["version"]: r["checksum"] for r in store.read("read/applied_migrations")}
         pending = cypher.check_applied(applied, cypher.migrations())
-        latest = store.query("read/latest_model")[0]["model"] if not pending else None
+        latest = store.read("read/latest_model")[0]["model"] if not pending else None
     finally:
         store.close()
     schema = (ok("schema", f"{len(applied)} migrations applied") if not pending else

@@ -1,58 +1,15 @@
-"""Conversation close (read reinforcement, design §7.10), the backlog of closes awaiting
-extraction (design §3), and the daily decay pass (design §6)."""
+"""The daily decay pass (design §6): recomputing strengths, purging turns past retention, and
+its schedule across servers sharing a database. (A conversation's close and its backlog live
+in `pegasus.conversations`.)"""
 
 from __future__ import annotations
 
 import uuid
-from datetime import UTC, datetime, timedelta
-from typing import Any
-
-from neo4j import ManagedTransaction
+from datetime import datetime, timedelta
 
 from pegasus.models.reports import DecayReport
-from pegasus.recall.read_log import read_log_row
 from pegasus.settings import Settings
-from pegasus.store import Store, run
-from pegasus.write.reinforce import reinforce
-
-
-def close_in_tx(tx: ManagedTransaction, settings: Settings, user_id: str, conversation_id: str,
-                now: datetime) -> int:
-    """Reinforce each edge the conversation's reads logged, once; the number reinforced."""
-    log = run(tx, "read/read_log", user_id=user_id, conversation_id=conversation_id)[0]
-    applied = set(log["applied"])
-    entries = [e for e in dict.fromkeys(log["pending"]) if e not in applied]
-    rows = [read_log_row(e) for e in entries]
-    count = reinforce(tx, settings, user_id, rows, now) if rows else 0
-    run(tx, "write/close_conversation", user_id=user_id, conversation_id=conversation_id, now=now,
-        reinforced=count)
-    return count
-
-
-def await_extraction(store: Store, user_id: str, conversation_id: str, why: str,
-                     now: datetime) -> None:
-    """Keep a conversation that no LLM could extract as awaiting extraction (turns kept)."""
-    store.execute("write/await_extraction", user_id=user_id, conversation_id=conversation_id,
-                  why=why, now=now)
-
-
-def awaiting_extraction(store: Store, user_id: str | None = None) -> list[dict[str, Any]]:
-    """The backlog in the order it closed: [{user_id, id, model}] (every user's, or one's)."""
-    return store.query("read/awaiting_extraction", user_id=user_id)
-
-
-def claim_extraction(store: Store, user_id: str, conversation_id: str, lease_s: float) -> bool:
-    """Take one awaiting conversation's extraction for this worker; False when it is no
-    longer awaiting or another worker holds it."""
-    rows = store.execute("write/claim_extraction", user_id=user_id,
-                         conversation_id=conversation_id, now=datetime.now(UTC),
-                         lease_s=int(lease_s))
-    return bool(rows and rows[0]["claimed"])
-
-
-def extraction_done(store: Store, user_id: str, conversation_id: str, now: datetime) -> None:
-    """The conversation leaves the backlog; its turns' retention counts from `now`."""
-    store.execute("write/extracted", user_id=user_id, conversation_id=conversation_id, now=now)
+from pegasus.store import Store
 
 
 def retention_start(now: datetime, days: float) -> datetime:
@@ -66,13 +23,13 @@ def consolidate(store: Store, settings: Settings, now: datetime,
                 user_id: str | None = None) -> DecayReport:
     """Recompute edge strengths at `now` (every user's, or one user's); mark dormant, expired;
     delete the recorded turns past their retention (design §10)."""
-    before = store.query("read/decay_counts", user_id=user_id)[0]
-    store.auto("maintenance/decay", now=now, lambdas=settings.decay_lambdas,
+    before = store.read("read/decay_counts", user_id=user_id)[0]
+    store.autocommit("maintenance/decay", now=now, lambdas=settings.decay_lambdas,
                dormant_below=settings.dormant_below, batch_size=settings.decay_batch_size,
                user_id=user_id)
-    after = store.query("read/decay_counts", user_id=user_id)[0]
+    after = store.read("read/decay_counts", user_id=user_id)[0]
     batches = -(-after["edges"] // settings.decay_batch_size) if after["edges"] else 0
-    purged = store.execute("maintenance/purge_turns", user_id=user_id, now=now,
+    purged = store.write("maintenance/purge_turns", user_id=user_id, now=now,
                            before=retention_start(now, settings.turn_retention_days))
     return DecayReport(at=now, edges=after["edges"], turns_purged=purged[0]["purged"],
                        dormant_now=max(after["dormant"] - before["dormant"], 0),
@@ -87,12 +44,12 @@ def scheduled_consolidate(store: Store, settings: Settings, now: datetime,
     process is running one (the claim is recorded in the graph); else None."""
     holder = uuid.uuid4().hex
     due_before = retention_start(now, settings.decay_interval_h / 24)
-    claim = store.execute("write/claim_decay", holder=holder, now=now, due_before=due_before,
+    claim = store.write("write/claim_decay", holder=holder, now=now, due_before=due_before,
                           lease_s=int(lease_s))[0]
     if not claim["claimed"]:
         return None
     report = consolidate(store, settings, now)
-    store.execute("write/finish_decay", holder=holder, now=now, edges=report.edges,
+    store.write("write/finish_decay", holder=holder, now=now, edges=report.edges,
                   dormant_now=report.dormant_now)
     return report
 

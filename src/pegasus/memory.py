@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import logging
 import math
 from collections.abc import Iterable, Iterator
 from datetime import datetime
@@ -18,27 +16,19 @@ from pydantic import ValidationError
 
 from pegasus.clock import aware
 from pegasus.commit import CommitJob, commit
+from pegasus.conversations import Conversations
 from pegasus.embed import Embedder
 from pegasus.errors import (
     InvalidBatchError,
     InvalidInputError,
     NotFoundError,
-    PegasusError,
-    SecretInIdError,
     TooLargeError,
 )
-from pegasus.lifecycle import (
-    await_extraction,
-    awaiting_extraction,
-    claim_extraction,
-    close_in_tx,
-    consolidate,
-    extraction_done,
-    scheduled_consolidate,
-)
+from pegasus.lifecycle import consolidate, scheduled_consolidate
 from pegasus.llm import Extraction, extraction_source
 from pegasus.merge.review import Reviewer
 from pegasus.merge.snapshots import Snapshots
+from pegasus.migrations import migrate
 from pegasus.models.batch import ExtractionBatch, Turn, describe_validation_error
 from pegasus.models.recall import Recall
 from pegasus.models.reports import (
@@ -53,29 +43,12 @@ from pegasus.models.reports import (
 )
 from pegasus.models.views import EntityView, MemoryEdge, MemoryHistory, MergeRecord, Overview
 from pegasus.ownership.forget import forget_staged
-from pegasus.passages import conversation_key, passages_of
-from pegasus.portable import native
-from pegasus.recall.engine import Explained, Query, RecallEngine, RecallParams
+from pegasus.recall.engine import Explained, RecallEngine
 from pegasus.recall.warm import rehearse as rehearse_recall
-from pegasus.screen import screen_turns, secrets_in_id
+from pegasus.screen import check_id, screen_turns
 from pegasus.settings import Settings
-from pegasus.snippets import backfill_sightings, user_key
 from pegasus.store import Store, run
-from pegasus.vectors import keep_current
-from pegasus.write.merge_records import merge_records, upgrade_stored
-
-log = logging.getLogger(__name__)
-
-
-def _check_id(kind: str, value: str) -> str:
-    if not isinstance(value, str) or not value.strip() or len(value) > 200:
-        raise InvalidInputError(f"{kind} must be a non-empty string of at most 200 characters")
-    if kind == "conversation_id" and (kinds := secrets_in_id(value)):
-        # Refused, not screened: an id is kept as given and cannot hold a marker (two ids
-        # masked alike would be one conversation), design §15.
-        raise SecretInIdError(f"{kind} holds what looks like a secret ({', '.join(kinds)}); "
-                              "Pegasus never keeps one: choose another id; nothing was done")
-    return value
+from pegasus.write.merge_records import merge_records
 
 
 class Memory:
@@ -149,6 +122,12 @@ class Memory:
     def recall_engine(self) -> RecallEngine:
         return RecallEngine(self.store, self.embedder, self.settings.recall)
 
+    @cached_property
+    def conversations(self) -> Conversations:
+        """Recorded conversations: recording, closing, leases, extraction (the stage)."""
+        return Conversations(self.store, self.settings, self.embedder, self.recall_engine,
+                             self.snapshots, self.reviewer, self)
+
     def __enter__(self) -> Memory:
         return self
 
@@ -172,20 +151,9 @@ class Memory:
             self.recall_engine.read_log.flush()
 
     def migrate(self) -> list[str]:
-        """Apply pending schema migrations; the file names applied. Then stored vectors that
-        are not the running embedder's are embedded again (`vectors.keep_current`), and the
-        words of earlier sightings that a migration marked are embedded
-        (`snippets.backfill_sightings`), and the merge records V0011 marked are rewritten in
-        the one shape (`write.merge_records.upgrade_stored`)."""
-        applied = self.store.migrate()
-        if done := keep_current(self.store, self.embedder):
-            log.info("embedded %d keys and snippets again with %s", done,
-                     self.settings.embedding_runtime)
-        if done := backfill_sightings(self.store, self.embedder):
-            log.info("indexed the sightings' words of %d memories", done)
-        if done := upgrade_stored(self.store):
-            log.info("rewrote %d merge records in the one shape", done)
-        return applied
+        """Bring the database up to this version (`pegasus.migrations`: the schema files, then
+        the data steps, in order); the schema file names applied."""
+        return migrate(self.store, self.embedder)
 
     def commit(
         self,
@@ -196,8 +164,8 @@ class Memory:
         transcript: str | list | None = None,
     ) -> CommitReport:
         """Clean, merge and commit one conversation's batch in one transaction."""
-        _check_id("user_id", user_id)
-        _check_id("conversation_id", conversation_id)
+        check_id("user_id", user_id)
+        check_id("conversation_id", conversation_id)
         if not isinstance(batch, ExtractionBatch):
             try:
                 batch = ExtractionBatch.model_validate(batch)
@@ -236,14 +204,14 @@ class Memory:
     def log_read(self, user_id: str, conversation_id: str, explained: Explained,
                  at: datetime | None = None) -> None:
         """Log what a recall showed on the conversation (reinforced once at its close)."""
-        _check_id("conversation_id", conversation_id)
+        check_id("conversation_id", conversation_id)
         self.recall_engine.log_read(user_id, conversation_id, explained, aware(at))
 
     def explain(self, user_id: str, text: str, at: datetime | None = None,
                 conversation_id: str | None = None) -> Explained:
         """A recall with every intermediate value (seeds, activation, budget); logs nothing.
         `conversation_id`: the conversation asking, whose own turns are not quoted to it."""
-        _check_id("user_id", user_id)
+        check_id("user_id", user_id)
         if not isinstance(text, str):
             raise InvalidInputError("recall text must be a string")
         if len(text) > self.settings.max_transcript_chars:
@@ -255,17 +223,14 @@ class Memory:
     def close_conversation(self, user_id: str, conversation_id: str,
                            at: datetime | None = None) -> int:
         """Apply the read reinforcement once per logged edge; the number of edges reinforced."""
-        _check_id("user_id", user_id)
-        _check_id("conversation_id", conversation_id)
-        now = aware(at)
-        self.settle_reads()
-        return self.store.write(
-            lambda tx: close_in_tx(tx, self.settings, user_id, conversation_id, now))
+        check_id("user_id", user_id)
+        check_id("conversation_id", conversation_id)
+        return self.conversations.reinforce_reads(user_id, conversation_id, aware(at))
 
     def consolidate(self, at: datetime | None = None, user_id: str | None = None) -> DecayReport:
         """The daily decay pass over every user's edges, or over one user's partition only."""
         if user_id is not None:
-            _check_id("user_id", user_id)
+            check_id("user_id", user_id)
         return consolidate(self.store, self.settings, aware(at), user_id)
 
     def consolidate_if_due(self, at: datetime | None = None) -> DecayReport | None:
@@ -284,7 +249,7 @@ class Memory:
         recall) for partitions no user can hold, keeping nothing: planned now, they do not cost
         the first request its memory budget (#36). Neo4j plans apart for each size of an id
         (rounded up to a power of ten): `user_ids` are the users expected, one blank id (which
-        _check_id refuses) of each of their sizes is rehearsed."""
+        check_id refuses) of each of their sizes is rehearsed."""
         now = aware(None)
         turn = [{"role": "user", "content": "warm up"}]
         blanks = {" " * 10 ** math.ceil(math.log10(max(len(u), 1))) for u in user_ids}
@@ -296,15 +261,15 @@ class Memory:
                 query("read/conversation_turns", user_id=nobody, conversation_id=conversation)
                 # model names of both usual sizes, and none (the reply's recording names none)
                 for model in ("gpt-4o", "gpt-4o-mini", None):
-                    self._record_turns(query, nobody, conversation, turn, now, "proxy", model)
+                    self.conversations.record_in(query, nobody, conversation, turn, now,
+                                                 "proxy", model)
                 rehearse_recall(self.recall_engine, query, nobody, now)
 
-        self.store.rehearse(turns_of_nobody)
+        self.store.write(turns_of_nobody, rollback=True)
 
     def conversation_state(self, user_id: str, conversation_id: str) -> dict[str, Any]:
         """{exists, status, turns (JSON strings), committed, close_attempts, close_error}."""
-        return self.store.query("read/conversation_turns", user_id=user_id,
-                                conversation_id=conversation_id)[0]
+        return self.conversations.state(user_id, conversation_id)
 
     def record_turns(self, user_id: str, conversation_id: str, turns: list[dict[str, Any]],
                      at: datetime | None = None, source: str = "proxy",
@@ -322,81 +287,21 @@ class Memory:
         """`record_turns`, telling also whether the conversation is new and how many of its
         turns are recorded but not consolidated yet. The user turns recorded are recallable
         from the user's other conversations at once, as passages (design §7.11)."""
-        _check_id("user_id", user_id)
-        _check_id("conversation_id", conversation_id)
+        check_id("user_id", user_id)
+        check_id("conversation_id", conversation_id)
         turns = screen_turns(turns)  # no secret is recorded, nor embedded (design §15)
-        vectors = self._passage_vectors(turns)
-        return self.store.write(lambda tx: self._record_turns(
-            partial(run, tx), user_id, conversation_id, turns, at, source, model, vectors))
-
-    def _passage_vectors(self, turns: list[dict[str, Any]]) -> dict[str, Any]:
-        """The embedding of every passage the user turns among `turns` would give, by its text
-        (computed before the write: no model runs inside a transaction)."""
-        self._check_turn_sizes(turns)
-        texts = list(dict.fromkeys(p.text for p in passages_of(list(enumerate(turns)))))
-        return dict(zip(texts, self.embedder.embed(texts), strict=True)) if texts else {}
-
-    def _record_turns(self, query: Query, user_id: str, conversation_id: str,
-                      turns: list[dict[str, Any]], at: datetime | None, source: str,
-                      model: str | None, vectors: dict[str, Any] | None = None) -> Recorded:
-        # `turns` come screened (`record`; `warm` sends a fixed text): screening a long turn
-        # again here would double its cost on the proxy's memory budget.
-        self._check_turn_sizes(turns)
-        rows: list[dict[str, Any]] = [{"id": t.get("id"), "json": json.dumps(
-                    {"role": t["role"], "content": t["content"]}, ensure_ascii=False)}
-                for t in turns]
-        limit = self.settings.max_transcript_chars
-        if sum(len(r["json"]) for r in rows) > limit:
-            raise TooLargeError(f"these turns pass the transcript limit ({limit} characters)")
-        now = aware(at)
-        row = query("write/record_turns", user_id=user_id, conversation_id=conversation_id,
-                    turns=rows, source=source, model=model, now=now, max_chars=limit)[0]
-        if not row["fits"]:
-            raise TooLargeError(
-                f"conversation {conversation_id!r} would pass the transcript limit ({limit} "
-                "characters recorded); nothing was recorded: close it, and go on in a new one")
-        # The turns recorded now are the transcript's last ones, in the order sent.
-        fresh, base = row["fresh"], row["turns"] - len(row["fresh"])
-        placed: list[tuple[int, dict[str, Any]]] = []
-        for sent, turn in zip(rows, turns, strict=True):
-            if len(placed) < len(fresh) and sent["json"] == fresh[len(placed)]:
-                placed.append((base + len(placed), turn))
-        found = passages_of(placed)
-        if vectors is None:
-            vectors = self._passage_vectors([t for _, t in placed])
-        if found:
-            query("write/upsert_passages", user_id=user_id, conversation_id=conversation_id,
-                  now=now, user_key=user_key(user_id),
-                  conversation_key=conversation_key(user_id, conversation_id),
-                  rows=[{"id": p.id(conversation_id), "turn": p.turn, "text": p.text,
-                         "vector": [float(x) for x in vectors[p.text]]} for p in found])
-        return Recorded(turns=row["turns"], recorded=len(fresh), created=row["created"],
-                        pending=row["pending_user"])
-
-    def _check_turn_sizes(self, turns: list[dict[str, Any]]) -> None:
-        limit = self.settings.max_turn_chars
-        for index, turn in enumerate(turns):
-            size = len(turn["content"]) if isinstance(turn.get("content"), str) else 0
-            if size > limit:
-                raise TooLargeError(f"turn {index} is too long ({size} characters, limit "
-                                    f"{limit}); nothing was recorded")
+        return self.conversations.record(user_id, conversation_id, turns, at, source, model)
 
     def idle_conversations(self, user_id: str, before: datetime) -> list[str]:
         """Ids of the user's open recorded conversations last touched before `before`."""
-        return [r["id"] for r in self.store.query("read/idle_conversations", user_id=user_id,
-                                                  before=before)]
+        return self.conversations.idle(user_id, before)
 
     def request_close(self, user_id: str, conversation_id: str, at: datetime | None = None,
                       source: str = "proxy") -> str:
         """Mark a conversation `closing` (durably: a worker closes it, now or after a restart);
         its status before the request ('open', 'closing', 'closed', 'failed' …).
         NotFoundError for a conversation that was never recorded."""
-        rows = self.store.execute("write/request_close", user_id=user_id,
-                                  conversation_id=conversation_id, source=source,
-                                  now=aware(at))
-        if not rows:
-            raise NotFoundError(f"no conversation {conversation_id!r} was recorded")
-        return rows[0]["was"] or "open"
+        return self.conversations.request_close(user_id, conversation_id, at, source)
 
     def paused_conversations(self, user_id: str, quiet_since: datetime,
                              except_id: str | None = None, limit: int = 50,
@@ -405,10 +310,8 @@ class Memory:
         """Ids of the user's open conversations quiet since `quiet_since` whose user turns are
         not all consolidated, and hold at least `min_chars` characters of them unless quiet
         since `small_quiet_since` too: in-session extraction takes them (design §9)."""
-        return [r["id"] for r in self.store.query(
-            "read/paused_conversations", user_id=user_id, before=quiet_since,
-            small_before=small_quiet_since or quiet_since, min_chars=min_chars,
-            except_id=except_id, limit=limit)]
+        return self.conversations.paused(user_id, quiet_since, except_id, limit,
+                                         small_quiet_since, min_chars)
 
     def hooks_extraction(self) -> str:
         """What extracts conversations recorded without the proxy: "on: …" or "off: <why>"."""
@@ -420,77 +323,56 @@ class Memory:
         """The model that extracts a conversation which used model `used`: that one; for one
         recorded without the proxy (None), the model this user last used through the proxy,
         else `default_model` (serve sets it from the upstream's own list) (design §8)."""
-        if used:
-            return used
-        found = self.store.query("read/user_latest_model", user_id=user_id)
-        return (found[0]["model"] if found else None) or self.default_model
+        return self.conversations.model_of(user_id, used)
 
     def due_closes(self, user_id: str, at: datetime | None = None) -> list[str]:
         """Ids of the user's conversations waiting to close whose next attempt is due."""
-        return [r["id"] for r in self.store.query("read/due_closes", user_id=user_id,
-                                                  now=aware(at), wall=aware(None))]
+        return self.conversations.due_closes(user_id, at)
 
     def claim_close(self, user_id: str, conversation_id: str, holder: str) -> bool:
         """Take the lease on a conversation's close for this worker (close_lease_s of real
         time); False when it is not closing, or another worker's lease still runs."""
-        rows = self.store.execute("write/claim_close", user_id=user_id,
-                                  conversation_id=conversation_id, holder=holder,
-                                  now=aware(None), lease_s=self.settings.close_lease_s)
-        return bool(rows and rows[0]["claimed"])
+        return self.conversations.claim_close(user_id, conversation_id, holder)
 
     def renew_close(self, user_id: str, conversation_id: str, holder: str) -> bool:
         """Renew this worker's lease on a close it runs; False when it no longer holds it."""
-        rows = self.store.execute("write/renew_close", user_id=user_id,
-                                  conversation_id=conversation_id, holder=holder,
-                                  now=aware(None), lease_s=self.settings.close_lease_s)
-        return bool(rows and rows[0]["renewed"])
+        return self.conversations.renew_close(user_id, conversation_id, holder)
+
+    def release_close(self, user_id: str, conversation_id: str, holder: str) -> None:
+        """Give up `holder`'s lease on a conversation's close, for another server to take."""
+        self.conversations.release_close(user_id, conversation_id, holder)
 
     def close_failed(self, user_id: str, conversation_id: str, error: str,
                      next_at: datetime, max_attempts: int) -> tuple[str, int]:
         """Count a failed close attempt; (status, attempts): 'failed' once they run out."""
-        rows = self.store.execute("write/close_failed", user_id=user_id,
-                                  conversation_id=conversation_id, error=error[:2000],
-                                  next_at=next_at, max_attempts=max_attempts)
-        return (rows[0]["status"], rows[0]["attempts"]) if rows else ("closed", 0)
+        return self.conversations.close_failed(user_id, conversation_id, error, next_at,
+                                               max_attempts)
+
+    def finish_close(self, user_id: str, conversation_id: str, at: datetime | None = None
+                     ) -> dict[str, Any]:
+        """Run a close this worker claimed: extract what is left, keep it awaiting extraction
+        when no model can, apply the read reinforcement. {remembered, awaiting_extraction
+        (when so), reinforced}."""
+        return self.conversations.close(user_id, conversation_id, at)
 
     def await_extraction(self, user_id: str, conversation_id: str, why: str,
                          at: datetime | None = None) -> None:
         """Keep a closing conversation that nothing can extract as awaiting extraction: its
         turns outlive retention, and `extract_pending` extracts it once an LLM is there."""
-        await_extraction(self.store, user_id, conversation_id, why, aware(at))
+        self.conversations.await_extraction(user_id, conversation_id, why, aware(at))
 
     def extract_pending(self, user_id: str | None = None, at: datetime | None = None
                         ) -> list[dict[str, Any]]:
         """Extract the conversations awaiting extraction (every user's, or one user's), in the
         order they closed, each once; one result per conversation: {user_id, conversation_id,
         outcome: extracted | awaiting_extraction | held | failed, and why or the report}."""
-        results = []
-        for row in awaiting_extraction(self.store, user_id):
-            owner, conversation_id = row["user_id"], row["id"]
-            result: dict[str, Any] = {"user_id": owner, "conversation_id": conversation_id}
-            results.append(result)
-            source = self.extraction_for(self.model_of(owner, row["model"]))
-            if not source.on:
-                result.update(outcome="awaiting_extraction", why=source.why)
-                continue
-            if not claim_extraction(self.store, owner, conversation_id,
-                                    self.settings.close_lease_s):
-                result.update(outcome="held", why="another worker is extracting it")
-                continue
-            try:
-                extracted = self.extract_turns(owner, conversation_id, at)
-                if extracted.report is not None:
-                    result["remembered"] = extracted.report.model_dump(mode="json",
-                                                                       exclude_defaults=True)
-            except Exception as exc:  # it stays in the backlog; its lease runs out
-                # By kind: ids and the message may hold the user's words (privacy.md, "Logs").
-                log.warning("extracting a conversation from the backlog failed: %s",
-                            type(exc).__name__, exc_info=not isinstance(exc, PegasusError))
-                result.update(outcome="failed", why=str(exc))
-                continue
-            extraction_done(self.store, owner, conversation_id, aware(at))
-            result["outcome"] = "extracted"
-        return results
+        return self.conversations.extract_pending(user_id, at)
+
+    def extract_turns(self, user_id: str, conversation_id: str, at: datetime | None = None
+                      ) -> Extracted:
+        """Extract and commit a recorded conversation's turns not consolidated yet: while it
+        is open, when it closes, or from the backlog (`Conversations.extract_and_commit`)."""
+        return self.conversations.extract_and_commit(user_id, conversation_id, at)
 
     def edges(self, user_id: str) -> list[MemoryEdge]:
         """Every memory edge of a user, in any state, with its strength (notebooks)."""
@@ -502,10 +384,10 @@ class Memory:
         its strongest edges current at `at` (now); NotFoundError when there is none."""
         from pegasus.text import fold
 
-        _check_id("user_id", user_id)
+        check_id("user_id", user_id)
         if not isinstance(name, str) or not name.strip() or len(name) > 500:
             raise InvalidInputError("entity name must be a non-empty string of at most 500 characters")
-        rows = self.store.query("read/entity_by_name", user_id=user_id, folded=fold(name),
+        rows = self.store.read("read/entity_by_name", user_id=user_id, folded=fold(name),
                                 limit=limit, now=aware(at))
         if not rows:
             raise NotFoundError(f"no entity named {name!r} in {user_id}'s memory")
@@ -516,7 +398,7 @@ class Memory:
         current edges; NotFoundError when none, AmbiguousEntityError when several."""
         from pegasus.ownership.refs import resolve_entity
 
-        _check_id("user_id", user_id)
+        check_id("user_id", user_id)
         choice = self.store.read(lambda tx: resolve_entity(tx, user_id, ref))
         found = next((v for v in self.entities(user_id, choice.name, at=at)
                       if v.id == choice.id), None)
@@ -534,8 +416,8 @@ class Memory:
     ) -> CommitReport:
         """Extract the conversation with the LLM (staged, resumable), then commit it; `model`
         is the one the conversation used, which extracts it unless PEGASUS_LLM_MODEL is set."""
-        _check_id("user_id", user_id)
-        _check_id("conversation_id", conversation_id)
+        check_id("user_id", user_id)
+        check_id("conversation_id", conversation_id)
         try:
             checked = [Turn.model_validate(t).model_dump() for t in turns]
         except ValidationError as exc:
@@ -545,86 +427,19 @@ class Memory:
             raise InvalidBatchError(f"not a transcript (a list of {{role, content}}): {exc}"
                                     ) from exc
         checked = screen_turns(checked)  # extraction never sees a secret (design §15)
-        self._check_turn_sizes(checked)
+        self.conversations.check_turn_sizes(checked)
         size = sum(len(t["content"]) for t in checked)
         if size > self.settings.max_transcript_chars:
             raise InvalidBatchError(
                 f"transcript too long ({size} characters, limit "
                 f"{self.settings.max_transcript_chars}); split the conversation")
-        return self._extract_and_commit(user_id, conversation_id, checked, at, model)
-
-    def _extract_and_commit(self, user_id: str, conversation_id: str,
-                            turns: list[dict[str, str]], at: datetime | None,
-                            model: str | None, earlier: list[dict[str, str]] | None = None,
-                            segment: tuple[int, int] | None = None) -> CommitReport:
-        """The one path from turns to the graph (a close, the backlog, in-session
-        consolidation, `remember`): the write-time context, the staged extraction, the commit.
-        `segment`: the turns of the recorded transcript these are, after `earlier`."""
-        from pegasus.extract.extractor import Extractor, Staging
-
-        staging = Staging(self.settings.home, user_id, conversation_id)
-        user_words = "\n".join(t["content"] for t in turns if t["role"] == "user")
-        context = self.recall_engine.explain(
-            user_id, user_words, aware(at), RecallParams.for_write_context(self.settings)
-        ).recall.render()
-        try:
-            batch, notes = Extractor(self.llm_for(model), self.settings.llm_max_retries).run(
-                turns, staging, context, self.settings.extract_assistant_turns, earlier)
-        except Exception as exc:
-            from pegasus.llm import llm_problem
-
-            problem = llm_problem(exc, self.settings, model)
-            if problem is None:
-                raise
-            raise problem from exc
-        _check_id("conversation_id", conversation_id)
-        job = CommitJob(
-            settings=self.settings, embedder=self.embedder, user_id=user_id,
-            conversation_id=conversation_id, batch=batch, at=aware(at), transcript=turns,
-            reviewer=self.reviewer, segment=segment,
-        )
-        report = commit(self.store, job, self.snapshots)
-        report.notes = notes + report.notes
-        staging.clear()
-        return report
-
-    def extract_turns(self, user_id: str, conversation_id: str, at: datetime | None = None
-                      ) -> Extracted:
-        """Extract and commit a recorded conversation's turns not consolidated yet (design §9,
-        "Consolidated during the session"): while it is open (in-session), when it closes (what
-        is left), or from the backlog. The model sees the new turns, and the last of those
-        already consolidated as context; the commit records how far the transcript is
-        consolidated, and the new turns' passages leave recall (their memories take over).
-        Done again from the conversation's state when another worker consolidated meanwhile."""
-        for _ in range(3):
-            state = self.conversation_state(user_id, conversation_id)
-            if not state["exists"]:
-                return Extracted(outcome="empty", why="no such conversation")
-            turns = [json.loads(t) for t in state["turns"]]
-            start = min(state["extracted_turns"], len(turns))
-            new = turns[start:]
-            if not any(t["role"] == "user" for t in new):
-                return Extracted(outcome="empty", turns=start)
-            model = self.model_of(user_id, state["model"])
-            source = self.extraction_for(model)
-            if not source.on:
-                return Extracted(outcome="awaiting", why=source.why, turns=start)
-            # Remembered when it was said: a conversation recorded with its own dates (an
-            # imported history, a backlog) is dated by its last turn, not by this run.
-            said = native(state.get("last_active_at"))
-            when = at if at is not None or not isinstance(said, datetime) else min(
-                aware(said), aware(None))
-            report = self._extract_and_commit(user_id, conversation_id, new, when, model,
-                                              turns[:start], (start, len(turns)))
-            if not report.skipped:
-                return Extracted(outcome="extracted", report=report, turns=len(turns))
-        return Extracted(outcome="empty", why="consolidated by another worker meanwhile")
+        return self.conversations.commit_turns(user_id, conversation_id, checked, at, model)
 
     def merges(self, user_id: str, include_pending: bool = False, include_merged: bool = False
                ) -> list[MergeRecord]:
         """Flagged merges to inspect (and pending review candidates, and merges made without
         a flag, when asked), newest first."""
-        _check_id("user_id", user_id)
+        check_id("user_id", user_id)
         statuses = ["flagged", *(["pending"] if include_pending else []),
                     *(["merged"] if include_merged else [])]
         return [MergeRecord(id=record_id, **fields.model_dump(include=set(MergeRecord.model_fields)))
@@ -644,7 +459,7 @@ class Memory:
         source, relation, target, or most recently said first)."""
         from pegasus.ownership.see import memories
 
-        _check_id("user_id", user_id)
+        check_id("user_id", user_id)
         now = aware(at)
         since = aware(said_from) if said_from is not None else None
         until = aware(said_until) if said_until is not None else None
@@ -657,7 +472,7 @@ class Memory:
         conversations, the last activity."""
         from pegasus.ownership.see import overview
 
-        _check_id("user_id", user_id)
+        check_id("user_id", user_id)
         now = aware(at)
         return self.store.read(lambda tx: overview(tx, user_id, now))
 
@@ -666,7 +481,7 @@ class Memory:
         (now), and what superseded it. NotFoundError for an id the user has no memory by."""
         from pegasus.ownership.see import history
 
-        _check_id("user_id", user_id)
+        check_id("user_id", user_id)
         now = aware(at)
         return self.store.read(lambda tx: history(tx, self.settings, user_id, memory_id, now))
 
@@ -676,7 +491,7 @@ class Memory:
         `undo=True` takes the retraction back."""
         from pegasus.ownership.correct import retract
 
-        _check_id("user_id", user_id)
+        check_id("user_id", user_id)
         now = aware(at)
         return self.store.write(lambda tx: retract(tx, user_id, memory_id, now, undo))
 
@@ -692,7 +507,7 @@ class Memory:
         takes it back. `via` names the surface (page, api, cli, mcp, python) for the history."""
         from pegasus.ownership.correct import correct_memory, undo_correction
 
-        _check_id("user_id", user_id)
+        check_id("user_id", user_id)
         now = aware(at)
         if undo:
             return self.store.write(lambda tx: undo_correction(tx, user_id, memory_id, now))
@@ -706,7 +521,7 @@ class Memory:
         """Rename an entity (named by its name, an alias or its id); its keys are re-embedded."""
         from pegasus.ownership.correct import rename
 
-        _check_id("user_id", user_id)
+        check_id("user_id", user_id)
         now = aware(at)
         return self.store.write(
             lambda tx: rename(tx, self.embedder, user_id, entity, new_name, now))
@@ -716,7 +531,7 @@ class Memory:
         """Add or remove aliases of an entity; the keys follow."""
         from pegasus.ownership.correct import edit_aliases
 
-        _check_id("user_id", user_id)
+        check_id("user_id", user_id)
         now = aware(at)
         return self.store.write(lambda tx: edit_aliases(
             tx, self.embedder, user_id, entity, list(add or []), list(remove or []), now))
@@ -738,7 +553,7 @@ class Memory:
         """Merge two entities the person says are one; recorded, so `undo_merge` splits them."""
         from pegasus.ownership.correct import merge
 
-        _check_id("user_id", user_id)
+        check_id("user_id", user_id)
         now = aware(at)
         return self.store.write(lambda tx: merge(tx, self.embedder, user_id, keep, absorb, now))
 
@@ -747,7 +562,7 @@ class Memory:
         """Erase one memory, everywhere its words live (design §10)."""
         from pegasus.ownership.forget import forget_memory
 
-        _check_id("user_id", user_id)
+        check_id("user_id", user_id)
         now = aware(at)
         self.settle_reads()
         return self.store.write(lambda tx: forget_memory(tx, user_id, memory_id, now))
@@ -757,7 +572,7 @@ class Memory:
         """Erase one entity and all its memories; conversations lose what names it."""
         from pegasus.ownership.forget import forget_entity
 
-        _check_id("user_id", user_id)
+        check_id("user_id", user_id)
         now = aware(at)
         self.settle_reads()
         report, forms = self.store.write(lambda tx: forget_entity(tx, user_id, entity, now))
@@ -769,8 +584,8 @@ class Memory:
         """Erase one conversation: what only it taught, its sightings, its record and turns."""
         from pegasus.ownership.forget import forget_conversation
 
-        _check_id("user_id", user_id)
-        _check_id("conversation_id", conversation_id)
+        check_id("user_id", user_id)
+        check_id("conversation_id", conversation_id)
         now = aware(at)
         self.settle_reads()
         report = self.store.write(lambda tx: forget_conversation(
@@ -782,7 +597,7 @@ class Memory:
         """Erase every memory, entity, conversation and file of the user, in batches."""
         from pegasus.ownership.forget import forget_everything
 
-        _check_id("user_id", user_id)
+        check_id("user_id", user_id)
         self.settle_reads()
         report = forget_everything(self.store, self.settings, user_id, aware(at))
         self.snapshots.forget(user_id)
@@ -797,7 +612,7 @@ class Memory:
         transaction; nothing touches Neo4j before the first line is asked for."""
         from pegasus.transfer.export import export_lines
 
-        _check_id("user_id", user_id)
+        check_id("user_id", user_id)
 
         def lines() -> Iterator[str]:
             self.settle_reads()
@@ -815,7 +630,7 @@ class Memory:
         from pegasus.ownership.forget import drop_staging_files, forget_everything
         from pegasus.transfer.importer import import_file
 
-        _check_id("user_id", user_id)
+        check_id("user_id", user_id)
         self.settle_reads()
         now = aware(at)
         report = import_file(
@@ -833,7 +648,7 @@ class Memory:
         """Split a merge again: the survivor as it was, the absorbed entity and its edges back."""
         from pegasus.merge.undo import undo_in_tx
 
-        _check_id("user_id", user_id)
+        check_id("user_id", user_id)
         now = aware(at)
         return UndoResult(**self.store.write(
             lambda tx: undo_in_tx(tx, self.embedder, user_id, record_id, now)))
@@ -847,14 +662,9 @@ class Memory:
 
     def applied_migrations(self) -> dict[int, str]:
         """The schema migrations applied to the database: version → checksum."""
-        return {r["version"]: r["checksum"] for r in self.store.query("read/applied_migrations")}
+        return {r["version"]: r["checksum"] for r in self.store.read("read/applied_migrations")}
 
     def service_state(self) -> dict[str, Any] | None:
         """The database-wide gauges /metrics shows (read/service_state's row), None when empty."""
-        rows = self.store.query("read/service_state")
+        rows = self.store.read("read/service_state")
         return rows[0] if rows else None
-
-    def release_close(self, user_id: str, conversation_id: str, holder: str) -> None:
-        """Give up `holder`'s lease on a conversation's close, for another server to take."""
-        self.store.execute("write/release_close", user_id=user_id,
-                           conversation_id=conversation_id, holder=holder)

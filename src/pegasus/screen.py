@@ -39,6 +39,7 @@ from detect_secrets.filters.heuristic import (
 from detect_secrets.plugins.base import BasePlugin
 from detect_secrets.plugins.high_entropy_strings import HighEntropyStringsPlugin
 
+from pegasus.errors import InvalidInputError, SecretInIdError
 from pegasus.models.batch import Dropped, ExtractionBatch
 from pegasus.models.reports import CommitReport
 from pegasus.text import function_words
@@ -779,6 +780,19 @@ def _bounded(text: str, start: int, end: int) -> bool:
 # session "ses_6f1e…", a UUID), and a long number may be a card-shaped id: neither refuses one.
 _NOT_IN_AN_ID = (API_KEY, TOKEN, PASSWORD, PRIVATE_KEY)
 _ID_SEPARATOR = re.compile(r"[-.:/= ]")
+
+
+def check_id(kind: str, value: str) -> str:
+    """`value`, a user's or conversation's id as given: InvalidInputError unless a non-empty
+    string of at most 200 characters; SecretInIdError for a conversation id holding a secret."""
+    if not isinstance(value, str) or not value.strip() or len(value) > 200:
+        raise InvalidInputError(f"{kind} must be a non-empty string of at most 200 characters")
+    if kind == "conversation_id" and (kinds := secrets_in_id(value)):
+        # Refused, not screened: an id is kept as given and cannot hold a marker (two ids
+        # masked alike would be one conversation), design §15.
+        raise SecretInIdError(f"{kind} holds what looks like a secret ({', '.join(kinds)}); "
+                              "Pegasus never keeps one: choose another id; nothing was done")
+    return value
 
 
 def secrets_in_id(value: str) -> tuple[str, ...]:

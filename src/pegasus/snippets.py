@@ -135,7 +135,7 @@ def backfill_sightings(store: Store, embedder: Embedder, batch: int = 500) -> in
     """Write the sightings' snippets of the edges migration V0009 marked (stored before every
     sighting's words were searchable), a batch at a time; resumable. The count of marks done."""
     total = 0
-    while marks := store.query("read/snippet_backfill", batch=batch):
+    while marks := store.read("read/snippet_backfill", batch=batch):
         store.write(partial(_backfill, embedder=embedder, marks=marks))
         total += len(marks)
     return total

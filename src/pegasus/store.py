@@ -10,10 +10,9 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 import neo4j
-import numpy as np
 from neo4j import GraphDatabase, ManagedTransaction
 from neo4j.exceptions import (
     AuthError,
@@ -82,23 +81,34 @@ def plain(value: Any) -> Any:
     return value
 
 
-def run(tx: ManagedTransaction, name: str, **params: Any) -> list[dict[str, Any]]:
+def run(tx: ManagedTransaction, name: str, /, **params: Any) -> list[dict[str, Any]]:
     """Run the named Cypher file inside a transaction; rows as plain dicts."""
     return [{k: plain(v) for k, v in record.items()}
             for record in tx.run(cypher.load(name), params)]
 
 
-def rows(tx: neo4j.Transaction, name: str, **params: Any) -> Iterator[dict[str, Any]]:
-    """`run` whose rows arrive as they are consumed, a fetch at a time (`Store.reading`)."""
+def rows(tx: neo4j.Transaction, name: str, /, **params: Any) -> Iterator[dict[str, Any]]:
+    """`run` whose rows arrive as they are consumed, a fetch at a time (in `Store.stream`)."""
     for record in tx.run(cypher.load(name), params):
         yield {k: plain(v) for k, v in record.items()}
 
 
-def run_values(tx: ManagedTransaction, name: str, **params: Any) -> list[dict[str, Any]]:
+def run_values(tx: ManagedTransaction, name: str, /, **params: Any) -> list[dict[str, Any]]:
     """`run` for a query that returns no node or relationship (only maps, lists and values):
     rows as the driver hands them, not copied value by value. A recall's walk returns hundreds
     of maps, and copying them through `plain` cost 2 ms of its time (#38)."""
     return [dict(record.items()) for record in tx.run(cypher.load(name), params)]
+
+
+def _unit(work: str | Callable[[ManagedTransaction], T], params: dict[str, Any]
+          ) -> Callable[[ManagedTransaction], Any]:
+    """A transaction function: `work` itself, or one that runs the statement named `work`."""
+    if isinstance(work, str):
+        # `run` looked up when called, so a test can put a faulty one in its place.
+        return lambda tx: run(tx, work, **params)
+    if params:
+        raise TypeError("parameters go with a statement's name, not a transaction function")
+    return work
 
 
 def resolve_connection(settings: Settings) -> tuple[str, tuple[str, str] | None]:
@@ -262,27 +272,59 @@ class Store:
                 f"Neo4j stayed busy ({exc.code}) until the retry deadline; the transaction "
                 "was not committed: try again") from exc
 
-    def read(self, fn: Callable[[ManagedTransaction], T]) -> T:
-        """Run `fn` in a read transaction (retried as a whole)."""
-        def work() -> T:
+    # Four ways in, by intent: `read`, `write`, `autocommit`, `stream`. `read` and `write`
+    # take a transaction function (a unit of work, retried as a whole) or the name of one
+    # Cypher statement, whose rows come back as plain dicts.
+
+    @overload
+    def read(self, work: str, /, **params: Any) -> list[dict[str, Any]]: ...
+
+    @overload
+    def read(self, work: Callable[[ManagedTransaction], T], /) -> T: ...
+
+    def read(self, work: str | Callable[[ManagedTransaction], Any], /, **params: Any) -> Any:
+        """Run `work` (a transaction function, or a named read statement with `params`) in a
+        read transaction, retried as a whole."""
+        fn = _unit(work, params)
+
+        def attempt() -> Any:
             with self._session() as session:
                 return session.execute_read(fn)
-        return self._retrying(work)
+        return self._retrying(attempt)
 
-    def write(self, fn: Callable[[ManagedTransaction], T]) -> T:
-        """Run `fn` in one write transaction: all of it commits, or none of it. Within a
-        request's deadline the transaction ends with it: a write that waits on a lock another
-        transaction holds (an export's) fails then, instead of holding its request."""
-        until = _deadline.get()
-        bounded = fn
-        if until is not None and _writes_bounded.get():
-            bounded = neo4j.unit_of_work(timeout=max(until - time.monotonic(), 0.1))(fn)
+    @overload
+    def write(self, work: str, /, **params: Any) -> list[dict[str, Any]]: ...
 
-        def work() -> T:
+    @overload
+    def write(self, work: Callable[[ManagedTransaction], T], /, *,
+              rollback: bool = False) -> T: ...
+
+    def write(self, work: str | Callable[[ManagedTransaction], Any], /, *,
+              rollback: bool = False, **params: Any) -> Any:
+        """Run `work` (a transaction function, or a named write statement with `params`) in
+        one write transaction: all of it commits, or none of it. Within a request's deadline
+        the transaction ends with it: a write that waits on a lock another transaction holds
+        (an export's) fails then, instead of holding its request.
+
+        `rollback=True` rehearses: `work` runs once (not retried) and is rolled back, so Neo4j
+        plans and runs its queries (their plans cached for later) and nothing is kept."""
+        fn = _unit(work, params)
+        if rollback:
             with self._session() as session:
-                return session.execute_write(bounded)
+                tx = session.begin_transaction()
+                try:
+                    return fn(tx)  # type: ignore[arg-type]  # an explicit tx runs queries alike
+                finally:
+                    tx.rollback()
+        until = _deadline.get()
+        if until is not None and _writes_bounded.get():
+            fn = neo4j.unit_of_work(timeout=max(until - time.monotonic(), 0.1))(fn)
+
+        def attempt() -> Any:
+            with self._session() as session:
+                return session.execute_write(fn)
         try:
-            return self._retrying(work)
+            return self._retrying(attempt)
         except ClientError as exc:
             if "TransactionTimedOut" not in (exc.code or ""):
                 raise
@@ -290,60 +332,10 @@ class Store:
                 "the change waited on another one (an export, a merge) past the request's "
                 "deadline; nothing was written: try again") from exc
 
-    def rehearse(self, fn: Callable[[ManagedTransaction], object]) -> None:
-        """Run `fn` in one write transaction that is rolled back: Neo4j plans and runs its
-        queries (their plans cached for later), and nothing is kept. Not retried."""
-        with self._session() as session:
-            tx = session.begin_transaction()
-            try:
-                fn(tx)  # type: ignore[arg-type]  # an explicit transaction runs queries alike
-            finally:
-                tx.rollback()
+    def autocommit(self, name: str, /, **params: Any) -> None:
+        """A named statement in an auto-commit transaction (needed by CALL … IN TRANSACTIONS).
 
-    def query(self, name: str, **params: Any) -> list[dict[str, Any]]:
-        """One named read query in its own transaction."""
-        return self.read(lambda tx: run(tx, name, **params))
-
-    def stream(self, name: str, **params: Any) -> Iterator[dict[str, Any]]:
-        """A named read query whose rows arrive as they are consumed, a fetch at a time (an
-        export of a node with tens of thousands of edges never sits in one list). Not retried:
-        rows already handed on cannot be taken back."""
-        with self._session(fetch_size=500, default_access_mode=neo4j.READ_ACCESS) as session:
-            for record in session.run(cypher.load(name), params):
-                yield {k: plain(v) for k, v in record.items()}
-
-    @contextlib.contextmanager
-    def reading(self, timeout_s: float) -> Iterator[neo4j.Transaction]:
-        """One explicit transaction for a long read that streams its rows out (an export): a
-        lock its first statement takes is held until it ends. Not retried (rows handed on
-        cannot be taken back); Neo4j ends it after `timeout_s`, so a reader that stalls cannot
-        hold what it locked for ever. Rolled back at the end: it writes nothing. A lost
-        connection, at its start or midway, is a Neo4jUnavailableError."""
-        try:
-            with self._session(fetch_size=500) as session, \
-                    session.begin_transaction(timeout=timeout_s) as tx:
-                yield tx
-        except (ServiceUnavailable, SessionExpired) as exc:
-            raise Neo4jUnavailableError(
-                f"lost the connection to Neo4j during a read ({type(exc).__name__}); what was "
-                "read so far is incomplete") from exc
-        except TransientError as exc:
-            raise Neo4jUnavailableError(
-                f"Neo4j ended a read ({exc.code}); what was read so far is incomplete") from exc
-        except ClientError as exc:
-            if "TransactionTimedOut" not in (exc.code or ""):
-                raise
-            raise PegasusError(f"the read took longer than its {timeout_s:g} s and Neo4j ended "
-                               "it; what was read so far is incomplete") from exc
-
-    def execute(self, name: str, **params: Any) -> list[dict[str, Any]]:
-        """One named write query in its own transaction."""
-        return self.write(lambda tx: run(tx, name, **params))
-
-    def auto(self, name: str, **params: Any) -> None:
-        """A named query in an auto-commit transaction (needed by CALL … IN TRANSACTIONS).
-
-        Safe to retry only because every such query here is idempotent.
+        Safe to retry only because every such statement here is idempotent.
         """
         def work() -> None:
             # An auto-commit transaction is not a managed one: it is retried here, by the same
@@ -358,34 +350,74 @@ class Store:
                     session.run(cypher.load(name), params).consume()
         self._retrying(work)
 
+    @overload
+    def stream(self, work: str, /, *, timeout_s: float | None = None,
+               **params: Any) -> Iterator[dict[str, Any]]: ...
+
+    @overload
+    def stream(self, work: Callable[[neo4j.Transaction], Iterator[T]], /, *,
+               timeout_s: float | None = None) -> Iterator[T]: ...
+
+    def stream(self, work: str | Callable[[neo4j.Transaction], Iterator[Any]], /, *,
+               timeout_s: float | None = None, **params: Any) -> Iterator[Any]:
+        """What a long read hands on as it is consumed, a fetch at a time (an export of a node
+        with tens of thousands of edges never sits in one list): the rows of a named read
+        statement, or what the generator `work` yields from one transaction it is given (a lock
+        its first statement takes is held until the last item is taken). Not retried: items
+        already handed on cannot be taken back. Neo4j ends the transaction after `timeout_s`,
+        so a reader that stalls cannot hold what it locked for ever; a function's transaction
+        is rolled back at the end (it writes nothing). A lost connection, at its start or
+        midway, is a Neo4jUnavailableError."""
+        try:
+            if isinstance(work, str):
+                with self._session(fetch_size=500,
+                                   default_access_mode=neo4j.READ_ACCESS) as session:
+                    yield from (
+                        {k: plain(v) for k, v in record.items()}
+                        for record in session.run(
+                            neo4j.Query(cypher.load(work), timeout=timeout_s), params))
+                return
+            if params:
+                raise TypeError("parameters go with a statement's name, not a function")
+            with self._session(fetch_size=500) as session, \
+                    session.begin_transaction(timeout=timeout_s) as tx:
+                yield from work(tx)
+        except (ServiceUnavailable, SessionExpired) as exc:
+            raise Neo4jUnavailableError(
+                f"lost the connection to Neo4j during a read ({type(exc).__name__}); what was "
+                "read so far is incomplete") from exc
+        except TransientError as exc:
+            raise Neo4jUnavailableError(
+                f"Neo4j ended a read ({exc.code}); what was read so far is incomplete") from exc
+        except ClientError as exc:
+            if "TransactionTimedOut" not in (exc.code or ""):
+                raise
+            raise PegasusError(f"the read took longer than its {timeout_s:g} s and Neo4j ended "
+                               "it; what was read so far is incomplete") from exc
+
     # --- schema ------------------------------------------------------------------------
 
-    def migrate(self, wait_s: float = 300.0) -> list[str]:
-        """Apply the pending `cypher/schema` migrations in order; the names applied.
+    def migrate_schema(self, wait_s: float = 300.0) -> list[str]:
+        """Apply the pending `cypher/schema` migrations in order; the names applied. The first
+        step of `pegasus.migrations.migrate`, which runs the data steps after it.
 
         Concurrent runs (two servers starting at once) serialise on a lock node: the second
-        waits, then finds nothing left to apply. Each version is recorded once (a constraint).
-        Then every key not yet centred on the model's centre is centred (`centre_keys`), and
-        every snippet gets the vector its meaning index holds (`index_snippets`)."""
+        waits, then finds nothing left to apply. Each version is recorded once (a constraint)."""
         self.require_server()
         self._run_schema("maintenance/migration_bootstrap", cypher.split_statements(
             cypher.load("maintenance/migration_bootstrap")))
         holder = uuid.uuid4().hex
         deadline = time.monotonic() + wait_s
-        while not self.execute("write/migration_lock", holder=holder,
-                               lease_s=int(wait_s))[0]["taken"]:
+        while not self.write("write/migration_lock", holder=holder,
+                             lease_s=int(wait_s))[0]["taken"]:
             if time.monotonic() > deadline:
                 raise MigrationError("another `pegasus migrate` holds the schema lock; try again "
                                      "when it has finished")
             time.sleep(0.5)
         try:
-            done = self._apply_pending()
-            self.centre_keys()
-            self.index_snippets()
+            return self._apply_pending()
         finally:
-            self.execute("write/migration_unlock", holder=holder)
-        self._await_indexes()
-        return done
+            self.write("write/migration_unlock", holder=holder)
 
     def require_server(self) -> None:
         """Refuse a server older than Neo4j 2025: seeds need a vector index filtered by user."""
@@ -396,40 +428,6 @@ class Store:
                 f"this server is {version or 'of unknown version'}. Move the database to "
                 "2026.08 first (README, \"Upgrading from Neo4j 5.26\")"
             )
-
-    def centre_keys(self, batch: int = 2000) -> int:
-        """Give every key its centred vector (design §7.3): keys written before V0006, or
-        centred on another model's centre. Idempotent and resumable; the count centred."""
-        from pegasus.centring import centre, load
-        from pegasus.embed import stored_vector
-
-        mean, centre_id = load(self.settings.embedding_model, self.settings.embedding_dimensions)
-        total = 0
-        while rows := self.query("read/keys_to_centre", centre_id=centre_id, batch=batch):
-            raw = np.array([stored_vector(r) for r in rows])
-            self.execute("write/centre_keys", centre_id=centre_id, rows=[
-                {"user_id": r["user_id"], "id": r["id"], "centred": c.tolist()}
-                for r, c in zip(rows, centre(raw, mean), strict=True)])
-            total += len(rows)
-        if total:
-            log.info("centred %d keys on %s's centre %s", total,
-                     self.settings.embedding_model, centre_id)
-        return total
-
-    def index_snippets(self, batch: int = 2000) -> int:
-        """Give every snippet written before V0012 its vector as a list, from its packed copy,
-        so the snippet_meaning index holds it. Idempotent and resumable; the count."""
-        from pegasus.embed import unpack_vector
-
-        total = 0
-        while rows := self.query("read/snippets_to_index", batch=batch):
-            self.execute("write/reembed_snippets", rows=[
-                {"user_id": r["user_id"], "id": r["id"], "packed": r["packed"],
-                 "vector": unpack_vector(r["packed"]).tolist()} for r in rows])
-            total += len(rows)
-        if total:
-            log.info("indexed the meaning of %d snippets", total)
-        return total
 
     def _run_schema(self, name: str, statements: list[str]) -> None:
         # Schema statements cannot share a transaction with writes: one each. Two processes
@@ -449,11 +447,11 @@ class Store:
 
     def _apply_pending(self) -> list[str]:
         available = cypher.migrations()
-        applied = {r["version"]: r["checksum"] for r in self.query("read/applied_migrations")}
+        applied = {r["version"]: r["checksum"] for r in self.read("read/applied_migrations")}
         done: list[str] = []
         for migration in cypher.check_applied(applied, available):
             self._run_schema(migration.path.name, migration.statements)
-            self.execute(
+            self.write(
                 "write/record_migration",
                 version=migration.version,
                 description=migration.description,
@@ -463,13 +461,10 @@ class Store:
             done.append(migration.path.name)
         return done
 
-    def _await_indexes(self) -> None:
-        self.query("maintenance/await_indexes", timeout_s=300)
-
     def server_version(self) -> str:
         """The server's version, e.g. "2026.08.1" (empty when it does not say)."""
         return str(self.server_info().get("version") or "")
 
     def server_info(self) -> dict[str, Any]:
-        rows = self.query("read/server_info")
+        rows = self.read("read/server_info")
         return rows[0] if rows else {}

@@ -31,7 +31,7 @@ def _phrase(row: dict) -> str:
 def lowest_agreement(store: Store, embedder: Embedder, sample: int = SAMPLE) -> float | None:
     """The lowest cosine between a stored vector and the same words embedded now (None: the
     store holds no vector)."""
-    rows = store.query("read/vector_sample", sample=sample)
+    rows = store.read("read/vector_sample", sample=sample)
     if not rows:
         return None
     fresh = embedder.embed([_phrase(r) for r in rows])
@@ -46,18 +46,18 @@ def reembed(store: Store, embedder: Embedder, batch: int = 500) -> int:
     mean, centre_id = load_centre(embedder.model_name, embedder.dimensions)
     total = 0
     after = {"user_id": "", "id": ""}
-    while rows := store.query("read/keys_after", batch=batch, **after):
+    while rows := store.read("read/keys_after", batch=batch, **after):
         vectors = embedder.embed([_phrase({**r, "node": "key"}) for r in rows])
-        store.execute("write/reembed_keys", centre_id=centre_id, rows=[
+        store.write("write/reembed_keys", centre_id=centre_id, rows=[
             {"user_id": r["user_id"], "id": r["id"], "packed": pack_vector(v),
              "centred": c.tolist()}
             for r, v, c in zip(rows, vectors, centre(vectors, mean), strict=True)])
         total += len(rows)
         after = {"user_id": rows[-1]["user_id"], "id": rows[-1]["id"]}
     after = {"user_id": "", "id": ""}
-    while rows := store.query("read/snippets_after", batch=batch, **after):
+    while rows := store.read("read/snippets_after", batch=batch, **after):
         vectors = embedder.embed([r["text"] for r in rows])
-        store.execute("write/reembed_snippets", rows=[
+        store.write("write/reembed_snippets", rows=[
             {"user_id": r["user_id"], "id": r["id"], "packed": pack_vector(v),
              "vector": v.tolist()} for r, v in zip(rows, vectors, strict=True)])
         total += len(rows)

@@ -55,7 +55,7 @@ def _write_as_5_26(settings: Settings, user: str) -> None:
         for migration in cypher.migrations():
             if migration.version <= 5:
                 store._run_schema(migration.path.name, migration.statements)
-                store.execute("write/record_migration", version=migration.version,
+                store.write("write/record_migration", version=migration.version,
                               description=migration.description, checksum=migration.checksum,
                               applied_at=T0.isoformat())
     finally:
@@ -63,7 +63,7 @@ def _write_as_5_26(settings: Settings, user: str) -> None:
     with Memory(settings) as mem:  # no migrate(): it would refuse this server
         mem.commit(user, "c1", BATCH, at=T0)
         mem.commit(user, "c2", AGAIN, at=T0)
-        keys = mem.store.query("read/partition_keys", user_id=user)
+        keys = mem.store.read("read/partition_keys", user_id=user)
     with GraphDatabase.driver(settings.neo4j_uri,
                               auth=(settings.neo4j_user, secret_text(settings.neo4j_password))) as driver:
         raw = [{"id": k["id"], "embedding": unpack_vector(k["packed"]).tolist()} for k in keys]

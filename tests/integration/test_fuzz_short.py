@@ -53,7 +53,7 @@ def test_a_mutated_export_file_is_refused_cleanly_or_imported_exactly(settings, 
             assert import_finding(mem, path, lines, replace) is None
 
         check()
-        assert mem.store.query("transfer/stagings") == []
+        assert mem.store.read("transfer/stagings") == []
 
 
 def test_a_long_message_recalls_and_its_block_parses_back(settings, user_id):

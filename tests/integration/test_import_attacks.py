@@ -222,7 +222,7 @@ def test_kill_9_of_a_cli_import_then_the_sweep_leaves_the_target_as_it_was(
         # Killed in the middle: the target is untouched; its staging is left behind.
         assert state(mem, user_id) == before
         # The sweep (every import runs it first) removes the dead import's staging.
-        erase_all = mem.store.query("transfer/stagings")
+        erase_all = mem.store.read("transfer/stagings")
         assert len(erase_all) == 1
         from pegasus.ownership.forget import forget_everything
 
@@ -235,7 +235,7 @@ def test_kill_9_of_a_cli_import_then_the_sweep_leaves_the_target_as_it_was(
 def test_the_sweep_leaves_a_live_import_alone(settings, user_id, raw_driver):
     with Memory(settings) as mem:
         staging = importer.staging_id()
-        mem.store.execute("transfer/begin_import", staging_id=staging, user_id=user_id,
+        mem.store.write("transfer/begin_import", staging_id=staging, user_id=user_id,
                           holder=importer.HOLDER, now=T3)
         erased: list[str] = []
         importer._WRITING.add(staging)  # this process is writing it

@@ -14,7 +14,6 @@ from typer.testing import CliRunner
 from pegasus import Memory
 from pegasus.cli import app
 from pegasus.errors import InvalidHistoryError
-from pegasus.lifecycle import awaiting_extraction
 from pegasus.transfer import history
 from tests.history_exports import FACTS, SiblingExtractor, chatgpt_export, claude_export
 
@@ -118,7 +117,7 @@ def test_a_conversation_that_breaks_the_format_is_named_and_nothing_is_written(
     assert "conversation 13 (" in result.output and says in result.output, result.output
     assert "nothing was imported" in result.output
     with Memory(settings) as memory:
-        assert memory.store.query("read/awaiting_extraction", user_id=user_id) == []
+        assert memory.store.read("read/awaiting_extraction", user_id=user_id) == []
         first = history.conversations(data[:12], 200_000, 2_000_000)[1][0]
         assert not memory.conversation_state(user_id, first.id)["exists"]
 
@@ -135,7 +134,7 @@ def test_with_no_llm_the_turns_are_kept_awaiting_extraction_in_date_order_once(
         assert dry.estimate == history.Estimate(
             conversations=300, turns=1834, calls=600, input_tokens=636979,
             output_tokens=120000)
-        assert awaiting_extraction(memory.store, user_id) == []
+        assert memory.conversations.awaiting_extraction(user_id) == []
 
         steps: list[str] = []
 
@@ -153,7 +152,7 @@ def test_with_no_llm_the_turns_are_kept_awaiting_extraction_in_date_order_once(
         assert (report.recorded, report.already, report.turns) == (300, 0, 1834)
         assert steps == ["recording 300", *["+"] * 300, "closed"]
         assert report.extraction.startswith("no LLM to extract with (")
-        backlog = [r["id"] for r in awaiting_extraction(memory.store, user_id)]
+        backlog = [r["id"] for r in memory.conversations.awaiting_extraction(user_id)]
         assert backlog == [c.id for c in found]  # oldest first
         first = memory.conversation_state(user_id, found[0].id)
         assert (first["status"], first["awaiting_extraction"]) == ("closed", True)
@@ -162,7 +161,7 @@ def test_with_no_llm_the_turns_are_kept_awaiting_extraction_in_date_order_once(
 
         again = history.import_history(memory, user_id, data)
         assert (again.recorded, again.already, again.turns) == (0, 300, 0)
-        assert [r["id"] for r in awaiting_extraction(memory.store, user_id)] == backlog
+        assert [r["id"] for r in memory.conversations.awaiting_extraction(user_id)] == backlog
         assert memory.conversation_state(user_id, found[0].id)["turns"] == first["turns"]
 
 
@@ -176,7 +175,7 @@ def test_with_an_llm_the_backlog_is_extracted_oldest_first(settings, user_id, tm
             250, "extracted 250 of 250 conversation(s); what is left stays awaiting "
                  "extraction (`pegasus extract --pending`)")
         assert extractor.calls == 250  # the estimate's ROUNDS is the upper bound: 2 each
-        assert awaiting_extraction(memory.store, user_id) == []
+        assert memory.conversations.awaiting_extraction(user_id) == []
         found = {(e.source, e.relation, e.target): e for e in memory.edges(user_id)}
         assert set(found) == {("User", "HAS_SISTER", "Maya"), ("User", "HAS_BROTHER", "Tomas")}
         maya = found[("User", "HAS_SISTER", "Maya")]
@@ -197,11 +196,11 @@ def test_one_users_import_never_touches_another_users(settings, user_id, tmp_pat
         assert history.import_history(memory, user_id, data).recorded == 40
         theirs = history.import_history(memory, other, data)
         assert (theirs.recorded, theirs.already) == (40, 0)
-        mine = {r["id"] for r in awaiting_extraction(memory.store, user_id)}
-        assert mine == {r["id"] for r in awaiting_extraction(memory.store, other)}
-        assert {r["user_id"] for r in awaiting_extraction(memory.store, other)} == {other}
+        mine = {r["id"] for r in memory.conversations.awaiting_extraction(user_id)}
+        assert mine == {r["id"] for r in memory.conversations.awaiting_extraction(other)}
+        assert {r["user_id"] for r in memory.conversations.awaiting_extraction(other)} == {other}
         memory.forget_everything(other)
-        assert {r["id"] for r in awaiting_extraction(memory.store, user_id)} == mine
+        assert {r["id"] for r in memory.conversations.awaiting_extraction(user_id)} == mine
 
 
 def test_the_cli_shows_the_estimate_and_reads_the_exports_zip(cli_env, user_id, tmp_path):

@@ -7,6 +7,7 @@ import numpy as np
 
 from pegasus import Memory
 from pegasus.embed import unpack_vector
+from pegasus.migrations import index_snippets
 from tests.helpers import flood, rel
 
 T0 = datetime(2026, 4, 1, 9, 0, tzinfo=UTC)
@@ -61,8 +62,8 @@ def test_snippets_written_before_the_meaning_index_get_its_vector_on_migrate(set
         mem.commit(user_id, "c1", _pets(), at=T0)
         raw_driver.execute_query("MATCH (s:Snippet {user_id: $u}) REMOVE s.embedding",
                                  u=user_id)
-        assert mem.store.index_snippets() == 2
-        assert mem.store.index_snippets() == 0
+        assert index_snippets(mem.store) == 2
+        assert index_snippets(mem.store) == 0
         rows = raw_driver.execute_query(
             "MATCH (s:Snippet {user_id: $u}) RETURN s.embedding AS v, s.embedding_f32 AS p",
             u=user_id).records

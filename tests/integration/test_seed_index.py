@@ -22,7 +22,7 @@ def _batch(tag: str, names: list[str]) -> dict:
 
 
 def _ids(mem: Memory, user: str) -> dict[str, str]:
-    return {e["name"]: e["id"] for e in mem.store.query("read/partition_entities", user_id=user, ids=None)}
+    return {e["name"]: e["id"] for e in mem.store.read("read/partition_entities", user_id=user, ids=None)}
 
 
 def _agree(mem: Memory, user: str, text: str, threshold: float) -> tuple[dict, dict]:
@@ -109,14 +109,14 @@ def test_a_user_whose_words_needed_a_deeper_search_starts_there_next_time(settin
         _sixty_sarahs(mem, user_id)
         mem.commit(user_id + "-few", "c1", _batch(user_id + "-few", ["Sarah", "Lisbon"]), at=T0)
         engine, asked = mem.recall_engine, []
-        query = engine.store.query
+        query = engine.store.read
 
         def counting(name, **params):
             if name == "read/seed_keys":
                 asked.append((params["user_id"], params["n"]))
             return query(name, **params)
 
-        engine.store.query = counting
+        engine.store.read = counting
         try:
             _agree(mem, user_id, "Sarah", 0.30)
             first = [n for u, n in asked if u == user_id]
@@ -127,7 +127,7 @@ def test_a_user_whose_words_needed_a_deeper_search_starts_there_next_time(settin
             _agree(mem, user_id + "-few", "Sarah", 0.30)
             few = [n for u, n in asked if u == user_id + "-few"]
         finally:
-            engine.store.query = query
+            engine.store.read = query
     assert first[:3] == [3, 12, 48]
     assert again == [48]
     assert len(exact) == 32 and fast.keys() == exact.keys()

@@ -108,7 +108,7 @@ def test_round_trip_under_another_user_on_a_fresh_server(settings, user_id, tmp_
         assert comparable(lines(other, copy)) == comparable(first)
         assert recalls(other, copy) == expected
         # Nothing of the staging partition is left, and the memory is the user's alone.
-        assert other.store.query("transfer/stagings") == []
+        assert other.store.read("transfer/stagings") == []
         # The imported memory goes on living: a new conversation merges into it.
         report = other.commit(copy, "c9", {"relations": [
             rel("Bill", "HAS_BOSS", "Sarah", "Sarah, my boss, again")]}, at=T3)

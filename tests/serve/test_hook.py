@@ -103,7 +103,7 @@ def test_a_prompt_is_recorded_and_gets_the_memory_it_recalls(server, user_id, tm
         {"role": "assistant", "content": "Four."}]
     # the recall was logged on the session's conversation (read reinforcement at its close)
     memory.settle_reads()
-    assert memory.store.query("read/read_log", user_id=user_id,
+    assert memory.store.read("read/read_log", user_id=user_id,
                               conversation_id="s1")[0]["pending"]
 
 

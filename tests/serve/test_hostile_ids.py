@@ -166,7 +166,7 @@ def test_a_hostile_id_recalled_is_reinforced_at_the_close_and_forgotten_from_the
     assert edge.touched_at > "2026-06", edge.touched_at  # reinforced now, not the file's date
 
     def pending(conversation: str) -> list[str]:
-        return memory.store.query("read/read_log", user_id=user_id,
+        return memory.store.read("read/read_log", user_id=user_id,
                                   conversation_id=conversation)[0]["pending"]
 
     assert len(pending("forgets")) == 1 and pending("forgets")[0].count("/") == 2

@@ -12,7 +12,6 @@ import pytest
 from fastapi.testclient import TestClient
 
 from pegasus import Memory
-from pegasus.lifecycle import awaiting_extraction
 from pegasus.serve.app import create_app
 from tests.e2e.running import wait_for
 from tests.history_exports import SiblingExtractor, chatgpt_export, claude_export
@@ -51,19 +50,19 @@ def test_the_api_estimates_imports_once_and_keeps_users_apart(app_of, user_id):
                       content=body)
     assert dry.status_code == 200, dry.text
     assert (dry.json()["recorded"], dry.json()["estimate"]["calls"]) == (0, 120)
-    assert awaiting_extraction(memory.store, alice) == []
+    assert memory.conversations.awaiting_extraction(alice) == []
     done = client.post("/v1/memory/import-history", headers=auth(KEY_A), content=body)
     assert done.status_code == 200, done.text
     assert (done.json()["source"], done.json()["recorded"]) == ("chatgpt", 60)
     assert done.json()["extraction"].startswith("no LLM to extract with")
-    assert len(awaiting_extraction(memory.store, alice)) == 60
+    assert len(memory.conversations.awaiting_extraction(alice)) == 60
     again = client.post("/v1/memory/import-history", headers=auth(KEY_A), content=body)
     assert (again.json()["recorded"], again.json()["already"]) == (0, 60)
     # bruno's import of the same file is his own: nothing of alice's is found or touched
     theirs = client.post("/v1/memory/import-history", headers=auth(KEY_B), content=body)
     assert (theirs.json()["recorded"], theirs.json()["already"]) == (60, 0)
-    assert {r["user_id"] for r in awaiting_extraction(memory.store, bruno)} == {bruno}
-    assert len(awaiting_extraction(memory.store, alice)) == 60
+    assert {r["user_id"] for r in memory.conversations.awaiting_extraction(bruno)} == {bruno}
+    assert len(memory.conversations.awaiting_extraction(alice)) == 60
     nobody = client.post("/v1/memory/import-history", content=body)
     assert nobody.status_code == 401
 
@@ -81,7 +80,7 @@ def test_a_bad_file_is_a_422_naming_it_and_nothing_is_recorded(app_of, user_id):
     broken = client.post("/v1/memory/import-history", headers=auth(KEY_A), content=b"[{")
     assert broken.status_code == 422 and broken.json()["error"]["message"].startswith(
         "line 1, column 3: not JSON")
-    assert awaiting_extraction(memory.store, f"{user_id}-a") == []
+    assert memory.conversations.awaiting_extraction(f"{user_id}-a") == []
 
 
 def test_with_an_llm_the_server_extracts_the_backlog_in_the_background(app_of, user_id):
@@ -95,7 +94,7 @@ def test_with_an_llm_the_server_extracts_the_backlog_in_the_background(app_of, u
     assert done.json()["extraction"] == ("the 130 conversation(s) are extracted in the "
                                          "background, oldest first")
     alice = f"{user_id}-a"
-    assert wait_for(lambda: awaiting_extraction(memory.store, alice) == [], timeout_s=600)
+    assert wait_for(lambda: memory.conversations.awaiting_extraction(alice) == [], timeout_s=600)
     maya = [e for e in memory.edges(alice) if (e.relation, e.target) == ("HAS_SISTER", "Maya")]
     assert len(maya) == 1 and len(maya[0].conversations) == 2  # said in two conversations
 
@@ -113,7 +112,7 @@ def test_the_page_form_brings_them_in_with_its_checks(app_of, user_id):
     assert done.status_code == 200, done.text
     assert "Your past conversations" in done.text
     assert "25 new, 0 brought in before" in done.text
-    assert len(awaiting_extraction(memory.store, f"{user_id}-a")) == 25
+    assert len(memory.conversations.awaiting_extraction(f"{user_id}-a")) == 25
     # no CSRF token: refused, nothing read
     assert client.post("/import-history", files={
         "file": ("conversations.json", body)}).status_code == 403
@@ -128,4 +127,4 @@ def test_the_page_form_brings_them_in_with_its_checks(app_of, user_id):
     big = client.post("/import-history", data={"csrf": csrf},
                       files={"file": ("conversations.json", body, "application/json")})
     assert big.status_code in (400, 413) and "at most" in big.text
-    assert len(awaiting_extraction(memory.store, f"{user_id}-a")) == 25
+    assert len(memory.conversations.awaiting_extraction(f"{user_id}-a")) == 25

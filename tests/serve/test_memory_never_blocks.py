@@ -131,7 +131,7 @@ def test_a_recall_over_its_budget_forwards_the_chat_without_memory(settings, two
         assert wait_for(lambda: finished and [t["role"] for t in recorded(
             memory, two_users[0], "slow")] == ["user", "assistant"], 60)
         time.sleep(0.5)  # what the late recall would have logged, it has logged by now
-        log = memory.store.query("read/read_log", user_id=two_users[0],
+        log = memory.store.read("read/read_log", user_id=two_users[0],
                                  conversation_id="slow")[0]
         assert not log["pending"]
 

@@ -260,7 +260,7 @@ def test_shutdown_is_bounded_and_releases_the_running_close(settings, user_id, r
         # An LLM that extracts every conversation (#36: the close asks which one extracts it)
         monkeypatch.setattr(type(memory), "extraction_for", lambda self, used: Extraction(
             "factory", "a slow scripted model", "SlowModel"))
-        monkeypatch.setattr(type(memory), "_extract_and_commit", slow_extraction)
+        monkeypatch.setattr(type(memory.conversations), "commit_turns", slow_extraction)
         conversations = Conversations(memory)
         for n in range(3):
             memory.record_turns(user_id, f"q{n}", [{"role": "user", "content": "hi"}])

@@ -71,7 +71,7 @@ def memory_messages(body: dict) -> list[str]:
 
 
 def recorded(memory: Memory, user_id: str, conversation_id: str) -> list[dict]:
-    rows = memory.store.query("read/conversation_turns", user_id=user_id,
+    rows = memory.store.read("read/conversation_turns", user_id=user_id,
                               conversation_id=conversation_id)
     return [json.loads(t) for t in rows[0]["turns"]]
 
@@ -243,10 +243,10 @@ def test_close_extracts_the_transcript_and_reinforces_what_was_shown(settings, t
                                       body={})
         assert response == {"conversation_id": "to-close", "status": "closing"}
         app.state.conversations.wait()
-        state = memory.store.query("read/conversation_turns", user_id=alice,
+        state = memory.store.read("read/conversation_turns", user_id=alice,
                                    conversation_id="to-close")[0]
         assert state["status"] == "closed"
-        log = memory.store.query("read/read_log", user_id=alice, conversation_id="to-close")[0]
+        log = memory.store.read("read/read_log", user_id=alice, conversation_id="to-close")[0]
         assert log["pending"] == [] and log["reinforced"] > 0, "the shown edges were reinforced"
         boss = [e for e in memory.edges(alice) if e.relation == "HAS_BOSS"]
         assert len(boss) == 1 and "to-close" in boss[0].conversations
@@ -268,13 +268,13 @@ def test_an_idle_conversation_closes_by_itself(settings, two_users):
         deadline = time.monotonic() + 15
         status = None
         while time.monotonic() < deadline:
-            status = memory.store.query("read/conversation_turns", user_id=alice,
+            status = memory.store.read("read/conversation_turns", user_id=alice,
                                         conversation_id="idle")[0]["status"]
             if status == "closed":
                 break
             time.sleep(0.2)
         assert status == "closed"
-        log = memory.store.query("read/read_log", user_id=alice, conversation_id="idle")[0]
+        log = memory.store.read("read/read_log", user_id=alice, conversation_id="idle")[0]
         assert log["reinforced"] > 0, "closing applied the read reinforcement"
 
 

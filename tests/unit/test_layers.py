@@ -24,8 +24,9 @@ ROOT = Path(pegasus.__file__).resolve().parent
 # the demo.
 ABOVE = {"__init__.py", "memory.py", "cli.py", "mcp_server.py", "demo.py"}
 # The write path: the commit driver, the write library and the stages that write.
-WRITE_PATH = ("pegasus.commit", "pegasus.write", "pegasus.lifecycle", "pegasus.merge",
-              "pegasus.extract", "pegasus.ownership", "pegasus.transfer")
+WRITE_PATH = ("pegasus.commit", "pegasus.write", "pegasus.conversations", "pegasus.lifecycle",
+              "pegasus.migrations", "pegasus.merge", "pegasus.extract", "pegasus.ownership",
+              "pegasus.transfer")
 
 
 def modules(root: Path) -> dict[str, Path]:
@@ -182,9 +183,9 @@ def test_serve_never_reaches_the_store():
 
 
 def test_the_check_sees_serve_reaching_the_store(tmp_path):
-    (tmp_path / "m.py").write_text("def f(memory):\n    return memory.store.query('x')\n")
+    (tmp_path / "m.py").write_text("def f(memory):\n    return memory.store.read('x')\n")
     tree = ast.parse((tmp_path / "m.py").read_text())
-    assert [n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)] == ["query", "store"]
+    assert [n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)] == ["read", "store"]
 
 
 def _leaf(module: str, known: dict[str, Path]) -> bool:

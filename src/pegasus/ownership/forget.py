@@ -228,10 +228,10 @@ def _take_back_entities(erasure: _Erasure, conversation_id: str) -> None:
 def forget_everything(store: Store, settings: Settings, user_id: str,
                       now: datetime) -> ForgetReport:
     """Erase every node and edge of the user, in batches; then their staging files."""
-    counts = store.execute("ownership/begin_erasure", user_id=user_id, now=now)[0]
-    store.auto("ownership/erase_user_edges", user_id=user_id, batch=settings.erase_batch_size)
-    store.auto("ownership/erase_user_nodes", user_id=user_id, batch=settings.erase_batch_size)
-    store.execute("ownership/end_erasure", user_id=user_id)
+    counts = store.write("ownership/begin_erasure", user_id=user_id, now=now)[0]
+    store.autocommit("ownership/erase_user_edges", user_id=user_id, batch=settings.erase_batch_size)
+    store.autocommit("ownership/erase_user_nodes", user_id=user_id, batch=settings.erase_batch_size)
+    store.write("ownership/end_erasure", user_id=user_id)
     files = drop_staging_files(settings.home, user_id)
     return ForgetReport(user_id=user_id, scope="everything", staging_files=files, **counts)
 

@@ -26,7 +26,7 @@ from pegasus.snippets import keyword_query
 from pegasus.store import Store, run_values
 from pegasus.text import content_words, head_and_tail
 
-# Runs one named read query: `Store.query` (its own transaction) or a recall's transaction.
+# Runs one named read query: `Store.read` (its own transaction) or a recall's transaction.
 Query = Callable[..., list[dict[str, Any]]]
 
 
@@ -195,7 +195,7 @@ class RecallEngine:
 
     def partition(self, user_id: str, query: Query | None = None) -> Partition:
         """Whether the user has keys, and their self node, read once per recall."""
-        return partition_of((query or self.store.query)("read/partition_state", user_id=user_id))
+        return partition_of((query or self.store.read)("read/partition_state", user_id=user_id))
 
     def search_keys(self, user_id: str, centred: np.ndarray, threshold: float,
                     query: Query | None = None, asked: Asked | None = None,
@@ -215,7 +215,7 @@ class RecallEngine:
         `asked`: what a first search (`first_search`) already returned for some of these words
         (by index), and its partition: those words are not asked again unless incomplete."""
         first, cap = self.recall.seed_candidates, self.recall.seeds_per_word
-        query = query or self.store.query
+        query = query or self.store.read
 
         def complete(got: list[dict[str, Any]], asked: int) -> bool:
             entities = sum(r["score"] > threshold and r["kind"] == "entity" for r in got)
@@ -308,7 +308,7 @@ class RecallEngine:
     def exact_keys(self, user_id: str) -> KeySet:
         """All of a user's keys with their raw embeddings: the oracle the index search is
         checked against (tests, benchmarks). Never on the recall path."""
-        rows = self.store.query("read/partition_keys", user_id=user_id)
+        rows = self.store.read("read/partition_keys", user_id=user_id)
         vectors = [stored_vector(r) for r in rows]
         return KeySet(
             ids=[r["id"] for r in rows], kinds=[r["kind"] for r in rows],
@@ -361,7 +361,7 @@ class RecallEngine:
         spans). `alone`: the spreading activation only, no bonus and no edges offered."""
         s = self.recall
         expand_nodes, bonus = (0, 0.0) if alone else (s.expand_nodes, s.co_episode_bonus)
-        rows = (query or self.store.query)(
+        rows = (query or self.store.read)(
             "read/recall_walk", user_id=user_id, now=now, spread=s.spread_factor,
             fanout=s.fanout, hub_edges=s.hub_edges, hop2_sources=s.hop2_sources,
             walk=walk_shape(seeds, self_id, text, message if s.meaning_candidates else None,
@@ -536,5 +536,5 @@ class RecallEngine:
     def _crossed_entries(self, user_id: str, edge_ids: list[str]) -> list[str]:
         if not edge_ids:
             return []
-        rows = self.store.query("read/edge_sources", user_id=user_id, edge_ids=edge_ids)
+        rows = self.store.read("read/edge_sources", user_id=user_id, edge_ids=edge_ids)
         return [read_log_entry(r["source_id"], r["id"], r["target_id"]) for r in rows]

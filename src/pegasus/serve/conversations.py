@@ -39,7 +39,7 @@ from pegasus.serve.observe import cause_of, kind_of
 
 log = logging.getLogger("pegasus.serve")
 MAX_CONTINUATIONS = 100
-MAX_ID_CHARS = 200  # the limit of every id (memory._check_id, the HTTP models)
+MAX_ID_CHARS = 200  # the limit of every id (screen.check_id, the HTTP models)
 
 
 def continuation_id(base: str, n: int) -> str:
@@ -239,28 +239,10 @@ class Conversations:
             with self._lock:
                 self._running = (user_id, conversation_id)
             with self._renewing(user_id, conversation_id):
-                # What in-session consolidation left: the turns since its last extraction (a
-                # retry after the commit landed finds none, and only reinforces).
-                extracted = self.memory.extract_turns(user_id, conversation_id, at)
-                if extracted.report is not None:
-                    if self.metrics is not None and not extracted.report.skipped:
-                        self.metrics.commits.inc()
-                    result["remembered"] = extracted.report.model_dump(mode="json",
-                                                                       exclude_defaults=True)
-                elif extracted.outcome == "awaiting":
-                    result["awaiting_extraction"] = extracted.why
-                    state = self._state(user_id, conversation_id)
-                    if not state["awaiting_extraction"]:
-                        # Marked before the close lands: a crash in between retries the
-                        # close (counted `awaiting` again, logged once).
-                        self.memory.await_extraction(user_id, conversation_id, extracted.why,
-                                                     at)
-                        # Not which one: ids may hold the user's words (privacy.md, "Logs").
-                        log.warning("closed a conversation without extracting it, kept "
-                                    "awaiting extraction: %s", extracted.why)
-                result["reinforced"] = self.memory.close_conversation(user_id, conversation_id,
-                                                                      at=at)
+                result.update(self.memory.finish_close(user_id, conversation_id, at))
             remembered = result["remembered"]
+            if self.metrics is not None and remembered and not remembered.get("skipped"):
+                self.metrics.commits.inc()
             outcome = ("extracted" if remembered and not remembered.get("skipped")
                        else "awaiting" if "awaiting_extraction" in result else "empty")
             self._count(outcome)

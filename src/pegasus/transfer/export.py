@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from neo4j import Transaction
@@ -116,18 +117,22 @@ def _records(tx: Transaction, user_id: str, with_turns: bool) -> Iterator[Any]:
 def export_lines(store: Store, user_id: str, now: datetime, with_turns: bool = False,
                  timeout_s: float = TIMEOUT_S) -> Iterator[str]:
     """The lines of the user's export: header, entities, memories, conversations, merge
-    records, the end line. The header comes once the transaction holds the partition lock, so
-    an unreachable Neo4j fails the first line; a failure after it raises (the end line never
-    comes)."""
-    with store.reading(timeout_s) as tx:
-        state = next(rows(tx, "transfer/export_lock", user_id=user_id))
-        if state["erasing_since"] is not None:
-            raise ErasureInProgressError(f"the memory of {user_id!r} is being forgotten; "
-                                         "nothing was exported. Export after that erasure")
-        yield _line(Header(version=VERSION, minor=MINOR, user_id=user_id, exported_at=now,
-                           with_turns=with_turns))
-        counts = dict.fromkeys(COUNTED.values(), 0)
-        for record in _records(tx, user_id, with_turns):
-            counts[COUNTED[record.type]] += 1
-            yield _line(record)
-        yield _line(End(**counts))
+    records, the end line, streamed from one transaction. The header comes once the
+    transaction holds the partition lock, so an unreachable Neo4j fails the first line; a
+    failure after it raises (the end line never comes)."""
+    return store.stream(partial(_lines, user_id=user_id, now=now, with_turns=with_turns),
+                        timeout_s=timeout_s)
+
+
+def _lines(tx: Transaction, user_id: str, now: datetime, with_turns: bool) -> Iterator[str]:
+    state = next(rows(tx, "transfer/export_lock", user_id=user_id))
+    if state["erasing_since"] is not None:
+        raise ErasureInProgressError(f"the memory of {user_id!r} is being forgotten; "
+                                     "nothing was exported. Export after that erasure")
+    yield _line(Header(version=VERSION, minor=MINOR, user_id=user_id, exported_at=now,
+                       with_turns=with_turns))
+    counts = dict.fromkeys(COUNTED.values(), 0)
+    for record in _records(tx, user_id, with_turns):
+        counts[COUNTED[record.type]] += 1
+        yield _line(record)
+    yield _line(End(**counts))

@@ -268,7 +268,7 @@ class _Taken:
             self.flush()
 
     def flush(self) -> None:
-        rows = self.store.query("transfer/taken_ids", user_id=self.user_id, staging=STAGING,
+        rows = self.store.read("transfer/taken_ids", user_id=self.user_id, staging=STAGING,
                                 entity_ids=self.ids["entity"], memory_ids=self.ids["memory"],
                                 merge_record_ids=self.ids["merge_record"])
         if rows:
@@ -439,7 +439,7 @@ def _alive(holder: str | None, idle_s: int | None, staging: str | None = None) -
 
 def sweep(store: Store, erase: Erase) -> int:
     """Remove the staging partitions of imports that died; how many."""
-    dead = [r["staging_id"] for r in store.query("transfer/stagings")
+    dead = [r["staging_id"] for r in store.read("transfer/stagings")
             if not _alive(r["holder"], r["idle_s"], r["staging_id"])]
     for staging in dead:
         erase(staging)
@@ -495,7 +495,7 @@ class _Writer:
                                             rows=[_merge_record_row(r, self.user_id)
                                                   for r in batch]))
             self.report.merge_records += len(batch)
-        self.store.execute("transfer/heartbeat", staging_id=staging)
+        self.store.write("transfer/heartbeat", staging_id=staging)
 
     def write(self, path: Path) -> None:
         pending: dict[str, list[Any]] = {kind: [] for kind in COUNTED}
@@ -519,7 +519,7 @@ class _Writer:
         self.report.secrets_removed = dict(checker.found)
         self.store.write(lambda tx: write_keys(tx, self.embedder, self.staging, self.now, [],
                                                self.labels))
-        self.store.execute("transfer/end_import", staging_id=self.staging, self_id=self.self_id)
+        self.store.write("transfer/end_import", staging_id=self.staging, self_id=self.self_id)
 
 
 def _refuse_held(user_id: str, holds: bool, erasing_since: Any) -> None:
@@ -565,13 +565,13 @@ def import_file(store: Store, embedder: Embedder, erase: Erase, user_id: str, pa
     sweep(store, erase)
     header = check(path, store, user_id)
     if not replace:
-        state = store.query("transfer/target_state", user_id=user_id)[0]
+        state = store.read("transfer/target_state", user_id=user_id)[0]
         _refuse_held(user_id, state["holds"], state["erasing_since"])
     report = ImportReport(user_id=user_id, source_user_id=header.user_id, replaced=replace)
     staging = staging_id()
     _WRITING.add(staging)
     try:
-        store.execute("transfer/begin_import", staging_id=staging, user_id=user_id,
+        store.write("transfer/begin_import", staging_id=staging, user_id=user_id,
                       holder=HOLDER, now=now)
         _Writer(store, embedder, staging, now, report).write(path)
         _swap(store, user_id, staging, now, replace)

@@ -1,6 +1,6 @@
 """Merge records in the graph: written by merges (commit, by hand), read by undo and the merge
 list, all through the one model (`merge.records.MergeFields`); and the rewrite of the records
-V0011 marked (`upgrade_stored`, run by `Memory.migrate`)."""
+V0011 marked (`upgrade_stored`, a data step of `pegasus.migrations`)."""
 
 from __future__ import annotations
 
@@ -28,15 +28,15 @@ def merge_records(store: Store, user_id: str, statuses: list[str]
                   ) -> list[tuple[str, MergeFields]]:
     """The user's records in these statuses, newest first."""
     return [(r["id"], MergeFields.from_node(r["record"]))
-            for r in store.query("read/merge_records", user_id=user_id, statuses=statuses)]
+            for r in store.read("read/merge_records", user_id=user_id, statuses=statuses)]
 
 
 def upgrade_stored(store: Store, batch: int = 500) -> int:
     """Rewrite every record V0011 marked (written before it, in either older shape) in the
     one shape, and take the mark off; resumable. How many were rewritten."""
     done = 0
-    while rows := store.query("read/marked_merge_records", limit=batch):
-        store.execute("write/upgrade_merge_records", rows=[
+    while rows := store.read("read/marked_merge_records", limit=batch):
+        store.write("write/upgrade_merge_records", rows=[
             {"user_id": r["user_id"], "id": r["id"], "props": _upgraded(r).props()}
             for r in rows])
         done += len(rows)
