@@ -65,7 +65,7 @@ from benchmarks.synthetic import conversations
 from pegasus import Memory
 from pegasus.recall.engine import Explained
 from pegasus.recall.rank import Candidate
-from pegasus.text import fold, function_words, words
+from pegasus.text import fold, function_words, is_placeholder, words
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 
@@ -134,12 +134,12 @@ def batches(conv: Conversation) -> Iterator[tuple[str, int, dict, Path]]:
 
 
 def commit_all(mem: Memory, conv: Conversation, distractors: list[Conversation] = (),
-               synthetic: int = 0) -> dict[str, int]:
+               synthetic: int = 0, own_lives: bool = False) -> dict[str, int]:
     """Every session's batch for each speaker, in order, after the distractors (`distract`);
     returns the edges each user holds."""
     before = {}
     for speaker in conv.speakers:
-        distract(mem, user_of(conv, speaker), conv, distractors, synthetic)
+        distract(mem, user_of(conv, speaker), conv, distractors, synthetic, own_lives)
         before[speaker] = len(mem.edges(user_of(conv, speaker)))
     for speaker, number, session, path in batches(conv):
         if not path.exists():
@@ -168,32 +168,77 @@ def moved_back(conv: Conversation, before: datetime) -> timedelta:
     return timedelta(days=7 * weeks)
 
 
-def distract(mem: Memory, user: str, conv: Conversation, distractors: list[Conversation],
-             synthetic: int) -> None:
-    """Other lives committed into `user` before `conv`'s first session: `synthetic` edges
-    (a synthetic user's batches, a day apart), then every speaker's batches of each distractor
-    conversation in session order, with the session's transcript and a decay pass before each,
-    as the conversation's own are."""
+def other_life(batch: dict, speaker: str) -> dict:
+    """A distractor speaker's batch as another person's life, not the user's: the speaker's
+    `is_user` entity becomes a person of that name, and the relations that name the user by a
+    placeholder ("User", "me") name that person. Committed as the user's own, another
+    conversation's speaker would become the user, and its memories ("I'm currently reading Dune")
+    true answers to the questions about the user: the evidence would no longer be the answer."""
+    entities = [{**e, "is_user": False, "name": speaker} if e.get("is_user") else e
+                for e in batch.get("entities", [])]
+    if not any(fold(e["name"]) == fold(speaker) for e in entities):
+        entities.append({"name": speaker, "kind": "PERSON", "confidence": 0.9})
+
+    def named(end: str) -> str:
+        return speaker if is_placeholder(end) else end
+
+    relations = [{**r, "source": named(r["source"]), "target": named(r["target"])}
+                 for r in batch.get("relations", [])]
+    return {**batch, "entities": entities, "relations": relations}
+
+
+def distractor_batches(user: str, conv: Conversation, distractors: list[Conversation],
+                       synthetic: int, own_lives: bool = False
+                       ) -> Iterator[tuple[datetime, str, dict, list[dict] | None, str]]:
+    """The other lives committed into `user` before `conv`'s first session, in order, as
+    (instant, conversation id, batch, transcript or None, the speaker whose batch it is):
+    `synthetic` edges (a synthetic user's batches, a day apart), then every speaker's batches of
+    each distractor conversation in session order. Each distractor conversation is moved back
+    by whole weeks so it ends before the next begins, the last a week before `conv`."""
     first = session_time(conv.sessions[0]["date_time"])
     if synthetic:
         made = list(conversations(random.Random(user), edges=synthetic))
         start = first - timedelta(days=7 * (len(distractors) * 40 + 8) + len(made))
         for n, batch in enumerate(made):
-            at = start + timedelta(days=n)
-            mem.consolidate(at=at, user_id=user)
-            mem.commit(user, f"synthetic-{n}", batch, at=at)
+            yield start + timedelta(days=n), f"synthetic-{n}", batch, None, "User"
     for k, other in enumerate(distractors):
-        # each distractor conversation ends before the next begins, the last before `conv`
         shift = moved_back(other, first - timedelta(days=7 * 40 * (len(distractors) - 1 - k)))
         sessions = sorted(((session_time(s["date_time"]) - shift, sp, n, s, path)
                            for sp, n, s, path in batches(other) if path.exists()),
                           key=lambda row: (row[0], row[1]))
         for at, speaker, number, session, path in sessions:
-            mem.consolidate(at=at, user_id=user)
             transcript = [{"role": "user" if t["speaker"] == speaker else "assistant",
                            "content": t["text"]} for t in session["turns"]]
-            mem.commit(user, f"{other.name}-{speaker.lower()}-s{number:02d}",
-                       json.loads(path.read_text()), at=at, transcript=transcript)
+            batch = json.loads(path.read_text())
+            yield (at, f"{other.name}-{speaker.lower()}-s{number:02d}",
+                   batch if own_lives else other_life(batch, speaker), transcript, speaker)
+
+
+def distract(mem: Memory, user: str, conv: Conversation, distractors: list[Conversation],
+             synthetic: int, own_lives: bool = False) -> None:
+    """`distractor_batches` committed into `user`, with the session's transcript and a decay
+    pass before each, as the conversation's own are."""
+    for at, conversation, batch, transcript, _ in distractor_batches(
+            user, conv, distractors, synthetic, own_lives):
+        mem.consolidate(at=at, user_id=user)
+        mem.commit(user, conversation, batch, at=at, transcript=transcript)
+
+
+def distractor_facts(conv: Conversation, distractors: list[Conversation], synthetic: int,
+                     own_lives: bool = False) -> list[Fact]:
+    """What `distract` commits into each user, as the peers are given it: the same memories."""
+    facts = []
+    for speaker in conv.speakers:
+        user = user_of(conv, speaker)
+        for n, (at, _, batch, _, other) in enumerate(distractor_batches(
+                user, conv, distractors, synthetic, own_lives)):
+            me = speaker if own_lives or other == "User" else other  # who "I" is, as committed
+            facts += [Fact(user, -1 - n, at, me if is_placeholder(r["source"]) else r["source"],
+                           r["relation"], me if is_placeholder(r["target"]) else r["target"],
+                           r["snippet"])
+                      for r in batch.get("relations", []) if r.get("snippet")]
+    return facts
+
 
 def tokens(text: str) -> list[str]:
     stop = function_words()
@@ -429,8 +474,8 @@ def table(outcomes: list[Outcome], timer: Timer | None = None) -> list[str]:
 
 
 def run(conv: Conversation, with_peers: bool, cache_file: Path | None = None,
-        distractors: list[Conversation] = (), synthetic: int = 0, dump: Path | None = None
-        ) -> tuple[list[Outcome], list[str]]:
+        distractors: list[Conversation] = (), synthetic: int = 0, dump: Path | None = None,
+        own_lives: bool = False) -> tuple[list[Outcome], list[str]]:
     """One conversation on its own throwaway server (Lucene's BM25 statistics are the whole
     index's, so another conversation beside it would change the ranking): outcomes and lines."""
     timer = Timer()
@@ -438,7 +483,7 @@ def run(conv: Conversation, with_peers: bool, cache_file: Path | None = None,
     cached = cache is not None and cache.entry is not None
     with memory() as mem, contextlib.ExitStack() as stack:
         began = time.monotonic()
-        counts = commit_all(mem, conv, distractors, synthetic)
+        counts = commit_all(mem, conv, distractors, synthetic, own_lives)
         load_s = time.monotonic() - began
         peers = {}
         if cached:
@@ -448,7 +493,8 @@ def run(conv: Conversation, with_peers: bool, cache_file: Path | None = None,
             from pegasus.embed import model_path
 
             peers = stack.enter_context(load_peers(
-                facts_of(conv), {user_of(conv, sp): sp for sp in conv.speakers},
+                facts_of(conv) + distractor_facts(conv, distractors, synthetic, own_lives),
+                {user_of(conv, sp): sp for sp in conv.speakers},
                 episodes_of(conv), mem.embedder.embed, model_path(mem.settings.embedding_model)))
             if cache is not None:
                 peers = cache.recording(peers)
@@ -511,6 +557,9 @@ def main() -> None:
                              "committed into each user first")
     parser.add_argument("--synthetic", type=int, default=0, metavar="EDGES",
                         help="synthetic edges committed into each user first")
+    parser.add_argument("--own-lives", action="store_true",
+                        help="commit the distractor speakers as the user (their lives become "
+                             "the user's own) instead of as other people")
     parser.add_argument("--dump", type=Path, metavar="DIR",
                         help="pickle every recall's ranked candidates to DIR/<conversation>.pkl")
     args = parser.parse_args()
@@ -534,7 +583,7 @@ def main() -> None:
         outcomes, lines = run(conv, not args.no_peers, args.peers_cache, distractors,
                               args.synthetic,
                               args.dump / f"{conv.name}{size and f'-x{len(distractors)}'}.pkl"
-                              if args.dump else None)
+                              if args.dump else None, args.own_lives)
         print(f"== {conv.name}{size}\n" + "\n".join(lines))
         if args.misses:
             for q, o in zip(conv.questions, outcomes, strict=True):
