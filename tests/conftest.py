@@ -11,6 +11,7 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import HealthCheck
 from hypothesis import settings as hypothesis_settings
 from neo4j import GraphDatabase
 
@@ -18,9 +19,11 @@ from pegasus.settings import Settings
 
 # CI must never go red by chance: every hypothesis test runs derandomized (a fixed seed per
 # test), and failures found by the long randomized runs (benchmarks/fuzz.py) are pinned as
-# @example or explicit regression cases.
+# @example or explicit regression cases. Nor by the machine's load: no per-example deadline
+# and no "too slow" health check (a loaded CI machine runs an example in seconds, not ms).
 hypothesis_settings.register_profile("suite", derandomize=True, database=None,
-                                     print_blob=True)
+                                     print_blob=True, deadline=None,
+                                     suppress_health_check=[HealthCheck.too_slow])
 hypothesis_settings.load_profile(os.environ.get("PEGASUS_HYPOTHESIS_PROFILE", "suite"))
 
 SUITE_MARKER = "PegasusTestSuite"
