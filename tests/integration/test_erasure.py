@@ -48,6 +48,7 @@ def plant(mem: Memory, user: str) -> None:
         "conversation": {"summary": "mkc-sum", "tags": ["mkc-tag"]}}, at=T2)
     mem.recall(user, "Flarnbot and Quixblat at Acme", conversation_id="c-conv", at=T2)
     mem.recall(user, "Flarnbot and Quixblat at Acme", conversation_id="c-ent", at=T2)
+    mem.settle_reads()  # the read logs land now, not while the other user is compared
     Staging(mem.settings.home, user, "c-ent").append({"tool": "x", "args": STAGED["ent"]})
     Staging(mem.settings.home, user, "c-conv").append({"tool": "x", "args": STAGED["conv"]})
 
