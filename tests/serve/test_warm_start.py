@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+import pegasus.conversations
 import pegasus.memory
 import pegasus.recall.engine
 import pegasus.store
@@ -39,7 +40,7 @@ def ran(monkeypatch) -> list[tuple[str, tuple, Any]]:
             return original(tx, name, **params)
         return spy
 
-    for module in (pegasus.store, pegasus.memory):
+    for module in (pegasus.store, pegasus.memory, pegasus.conversations):
         monkeypatch.setattr(module, "run", spying(pegasus.store.run))
     monkeypatch.setattr(pegasus.recall.engine, "run_values", spying(pegasus.store.run_values))
     return seen
