@@ -8,7 +8,7 @@ import platform
 from collections.abc import Iterator
 
 from pegasus import Memory, Settings
-from pegasus.neo4j_local import LocalNeo4j
+from pegasus.operations.neo4j_local import LocalNeo4j
 
 
 @contextlib.contextmanager

@@ -23,8 +23,8 @@ from benchmarks._server import machine
 from benchmarks.report import write_section
 from benchmarks.scale import Loader
 from pegasus import Memory, Settings
-from pegasus.compact import compact, files_holding
-from pegasus.neo4j_local import LocalNeo4j
+from pegasus.operations.compact import compact, files_holding
+from pegasus.operations.neo4j_local import LocalNeo4j
 from pegasus.transfer.export import export_lines
 
 NOW = datetime(2026, 3, 1, tzinfo=UTC)

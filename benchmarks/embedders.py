@@ -29,7 +29,7 @@ from benchmarks.recall_quality import (
     user_of,
 )
 from benchmarks.report import p95, write_section
-from pegasus.embed import RUNTIMES, load_encoder
+from pegasus.embedding.embed import RUNTIMES, load_encoder
 
 
 def run(root: Path, runtime: str) -> dict:

@@ -44,7 +44,7 @@ from benchmarks._server import machine, memory
 from benchmarks.report import write_section
 from pegasus.clock import parse_instant
 from pegasus.demo import samples
-from pegasus.embed import model_path
+from pegasus.embedding.embed import model_path
 from pegasus.serve.conversations import Conversations
 
 SHAPES = {"together": "`finish` with the records", "apart": "`finish` in a second answer"}

@@ -21,7 +21,7 @@ from pathlib import Path
 from benchmarks._server import machine, memory
 from benchmarks.report import p95, timed, write_section
 from pegasus.demo import samples
-from pegasus.neo4j_local import free_port
+from pegasus.operations.neo4j_local import free_port
 from pegasus.serve.app import create_app
 from tests.serve.servers import serving
 from tests.serve.test_hook import KEY, end, prompt, run_hook, stop

@@ -47,7 +47,7 @@ from benchmarks.seed_users import T0
 from benchmarks.seed_users import seed as seed_users
 from benchmarks.synthetic import message
 from pegasus import store as store_module
-from pegasus.neo4j_local import LocalNeo4j, free_port
+from pegasus.operations.neo4j_local import LocalNeo4j, free_port
 from pegasus.settings import secret_text
 from tests.serve.servers import StubUpstream, serving
 

@@ -31,7 +31,7 @@ from benchmarks._server import machine, memory
 from benchmarks.report import write_section
 from benchmarks.seed_index import NOW, T0, growing_user
 
-EMBEDDER_ONLY = "from pegasus.embed import Embedder; Embedder('all-MiniLM-L6-v2', 384).embed(['x'])"
+EMBEDDER_ONLY = "from pegasus.embedding.embed import Embedder; Embedder('all-MiniLM-L6-v2', 384).embed(['x'])"
 
 
 def measured(args: list[str], env: dict[str, str]) -> tuple[float, float]:

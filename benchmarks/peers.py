@@ -298,7 +298,7 @@ def peers(facts: list[Fact], speakers_of: dict[str, str],
           ) -> Iterator[dict[str, Callable[[str, str], list[Found]]]]:
     """Each peer loaded with the facts, as name -> search(user, question); timings printed.
     The caller has run `check_installed` (before its own load, to fail fast)."""
-    from pegasus.neo4j_local import LocalNeo4j
+    from pegasus.operations.neo4j_local import LocalNeo4j
 
     for name in ("graphiti_core", "mem0", "neo4j.notifications", "httpx", "qdrant_client"):
         logging.getLogger(name).setLevel(logging.ERROR)

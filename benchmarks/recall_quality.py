@@ -490,7 +490,7 @@ def run(conv: Conversation, with_peers: bool, cache_file: Path | None = None,
             peers = cache.searchers()
         elif with_peers:
             from benchmarks.peers import peers as load_peers
-            from pegasus.embed import model_path
+            from pegasus.embedding.embed import model_path
 
             peers = stack.enter_context(load_peers(
                 facts_of(conv) + distractor_facts(conv, distractors, synthetic, own_lives),

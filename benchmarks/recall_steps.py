@@ -28,7 +28,7 @@ from benchmarks.report import p95, write_section
 from benchmarks.scale import NOW, WARMUP_RECALLS, Loader
 from benchmarks.synthetic import message
 from pegasus import Memory
-from pegasus.embed import Embedder
+from pegasus.embedding.embed import Embedder
 from pegasus.recall import engine as engine_module
 
 

@@ -40,7 +40,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from benchmarks._server import machine, memory
 from benchmarks.report import write_section
 from pegasus import Memory, Settings
-from pegasus.neo4j_local import free_port
+from pegasus.operations.neo4j_local import free_port
 from pegasus.settings import secret_text
 from tests.serve.servers import StubUpstream, serving
 

@@ -36,7 +36,7 @@ from benchmarks.report import write_section
 from benchmarks.scale import Loader
 from benchmarks.synthetic import FIRST, LABELS, STABILITIES, message
 from pegasus import Memory, Settings
-from pegasus.centring import reference_vocabulary
+from pegasus.embedding.centring import reference_vocabulary
 from pegasus.settings import secret_text
 from pegasus.text import content_words
 

@@ -64,7 +64,7 @@ def neo4j_server() -> Iterator[tuple[str, tuple[str, str] | None]]:
     if docker_run is not None:
         yield from docker_run
         return
-    from pegasus.neo4j_local import LocalNeo4j
+    from pegasus.operations.neo4j_local import LocalNeo4j
 
     # Auth on, as in any real deployment: every test and subprocess must pass the password.
     with LocalNeo4j.throwaway(auth=True) as state:
@@ -193,7 +193,7 @@ def private_server():
     import tempfile
     from pathlib import Path
 
-    from pegasus.neo4j_local import LocalNeo4j
+    from pegasus.operations.neo4j_local import LocalNeo4j
 
     root = Path(tempfile.mkdtemp(prefix="pegasus-private-"))
     server = LocalNeo4j.on_free_ports(Settings(), root, auth=False, heap="512m", pagecache="128m")

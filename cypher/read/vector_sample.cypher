@@ -1,5 +1,5 @@
 // The most recently written keys and snippets with their stored raw vectors, for the check
-// that stored vectors are the running embedder's (pegasus.vectors). Migration only: it reads
+// that stored vectors are the running embedder's (pegasus.embedding.vectors). Migration only: it reads
 // across partitions, as centring does, and returns no user's words beyond this process.
 CALL () {
   MATCH (k:Key)

@@ -95,7 +95,7 @@ def load_settings() -> Settings:
 @neo4j_app.command("start")
 def neo4j_start() -> None:
     """Start (or reuse) the local server; prints where it listens."""
-    from pegasus.neo4j_local import LocalNeo4j, ensure_jars
+    from pegasus.operations.neo4j_local import LocalNeo4j, ensure_jars
 
     settings = load_settings()
     try:
@@ -117,7 +117,7 @@ def neo4j_start() -> None:
 @neo4j_app.command("stop")
 def neo4j_stop() -> None:
     """Stop the local server."""
-    from pegasus.neo4j_local import LocalNeo4j
+    from pegasus.operations.neo4j_local import LocalNeo4j
 
     stopped = LocalNeo4j.managed(load_settings()).stop()
     typer.echo("stopped" if stopped else "not running")
@@ -129,8 +129,8 @@ def neo4j_compact(
     = False,
 ) -> None:
     """Rebuild the local server's store so that erased words leave its disk (docs/privacy.md)."""
-    from pegasus.compact import compact
-    from pegasus.neo4j_local import LocalNeo4j
+    from pegasus.operations.compact import compact
+    from pegasus.operations.neo4j_local import LocalNeo4j
 
     if not yes:
         fail(PegasusError("compaction takes the local server offline while it copies every "
@@ -150,7 +150,7 @@ def neo4j_compact(
 @neo4j_app.command("status")
 def neo4j_status() -> None:
     """Whether the local server runs, its version and addresses."""
-    from pegasus.neo4j_local import LocalNeo4j
+    from pegasus.operations.neo4j_local import LocalNeo4j
     from pegasus.store import Store
 
     settings = load_settings()
@@ -195,7 +195,7 @@ ConversationOption = Annotated[str, typer.Option("--conversation", help="Convers
 def _with_memory(action):
     """Run `action(memory)` against the configured database; errors exit with code 2."""
     from pegasus.memory import Memory
-    from pegasus.preflight import check_embedding_model, check_home
+    from pegasus.operations.preflight import check_embedding_model, check_home
 
     settings = load_settings()
     try:
@@ -283,7 +283,7 @@ def demo(
     """Start (or reuse) the local Neo4j, remember the sample conversations, recall a message."""
     from pegasus.demo import run_demo
     from pegasus.memory import Memory
-    from pegasus.neo4j_local import LocalNeo4j, ensure_jars
+    from pegasus.operations.neo4j_local import LocalNeo4j, ensure_jars
 
     settings = load_settings()
     try:
@@ -554,7 +554,7 @@ def serve(
     import uvicorn
 
     from pegasus.memory import Memory
-    from pegasus.preflight import check_embedding_model, check_home, check_port
+    from pegasus.operations.preflight import check_embedding_model, check_home, check_port
     from pegasus.serve.app import create_app
     from pegasus.serve.observe import log_config
     from pegasus.serve.slow_clients import uvicorn_options
@@ -642,7 +642,7 @@ def doctor(
     from rich.console import Console
     from rich.table import Table
 
-    from pegasus.doctor import checks
+    from pegasus.operations.doctor import checks
 
     settings = load_settings()
     url = serve_url or os.environ.get("PEGASUS_URL") or \

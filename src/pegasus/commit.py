@@ -23,7 +23,7 @@ from typing import Any
 
 from neo4j import ManagedTransaction
 
-from pegasus.embed import Embedder
+from pegasus.embedding.embed import Embedder
 from pegasus.errors import ConversationConflictError, ExtractionError, PegasusError
 from pegasus.extract.clean import clean_batch, user_text
 from pegasus.merge.plan import StoredEdge

@@ -351,7 +351,7 @@ def client_path_for(places: Places) -> Path:
 def check(agent: Agent, places: Places, environ: dict[str, str] | None = None):
     """The check `pegasus doctor` runs for this agent: its Pegasus part is whole, the program
     it runs exists, and a key is there for it."""
-    from pegasus.checks import ok, problem, skipped
+    from pegasus.operations.checks import ok, problem, skipped
 
     env = os.environ if environ is None else environ
     path = agent.file(places)

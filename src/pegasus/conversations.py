@@ -22,7 +22,7 @@ from neo4j import ManagedTransaction
 
 from pegasus.clock import aware
 from pegasus.commit import CommitJob, commit
-from pegasus.embed import Embedder
+from pegasus.embedding.embed import Embedder
 from pegasus.errors import NotFoundError, PegasusError, TooLargeError
 from pegasus.llm import Extraction
 from pegasus.merge.review import Reviewer

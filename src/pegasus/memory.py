@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from pegasus.clock import aware
 from pegasus.commit import CommitJob, commit
 from pegasus.conversations import Conversations
-from pegasus.embed import Embedder
+from pegasus.embedding.embed import Embedder
 from pegasus.errors import (
     InvalidBatchError,
     InvalidInputError,

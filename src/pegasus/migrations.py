@@ -13,11 +13,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pegasus.centring import centre, load
-from pegasus.embed import Embedder, stored_vector, unpack_vector
+from pegasus.embedding.centring import centre, load
+from pegasus.embedding.embed import Embedder, stored_vector, unpack_vector
+from pegasus.embedding.vectors import keep_current
 from pegasus.snippets import backfill_sightings
 from pegasus.store import Store
-from pegasus.vectors import keep_current
 from pegasus.write.merge_records import upgrade_stored
 
 log = logging.getLogger(__name__)

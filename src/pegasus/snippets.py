@@ -17,7 +17,7 @@ from typing import Any
 
 from neo4j import ManagedTransaction
 
-from pegasus.embed import Embedder, pack_vector
+from pegasus.embedding.embed import Embedder, pack_vector
 from pegasus.portable import native
 from pegasus.store import Store, run
 from pegasus.text import head_and_tail

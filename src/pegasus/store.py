@@ -117,7 +117,7 @@ def resolve_connection(settings: Settings) -> tuple[str, tuple[str, str] | None]
         password = secret_text(settings.neo4j_password)
         auth = (settings.neo4j_user, password) if password is not None else None
         return settings.neo4j_uri, auth
-    from pegasus.neo4j_local import LocalNeo4j
+    from pegasus.operations.neo4j_local import LocalNeo4j
 
     state = LocalNeo4j.managed(settings).state()
     if state is None:

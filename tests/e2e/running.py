@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 
 from pegasus.hook import MEMORY_PREAMBLE
-from pegasus.neo4j_local import free_port
+from pegasus.operations.neo4j_local import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 KEY = "key-opencode-0001"

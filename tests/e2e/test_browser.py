@@ -21,7 +21,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 from pegasus import Memory
 from pegasus.clock import parse_instant
 from pegasus.demo import samples
-from pegasus.neo4j_local import free_port
+from pegasus.operations.neo4j_local import free_port
 from pegasus.settings import secret_text
 from tests.e2e.browsing import page_text
 

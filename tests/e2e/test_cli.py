@@ -84,7 +84,7 @@ def test_serve_answers_with_the_keys_user_and_refuses_others(env, user_id, setti
 
     import httpx
 
-    from pegasus.neo4j_local import free_port
+    from pegasus.operations.neo4j_local import free_port
 
     pegasus(env, "commit", "--user", user_id, "--conversation", "c1", "-", stdin=json.dumps({
         "entities": [{"name": "Sarah", "kind": "PERSON"}],

@@ -12,8 +12,8 @@ import pytest
 from neo4j import GraphDatabase
 
 from pegasus import Memory
-from pegasus.compact import SWAPPED_OUT, compact, files_holding, finish_interrupted_swap
-from pegasus.neo4j_local import LocalNeo4j
+from pegasus.operations.compact import SWAPPED_OUT, compact, files_holding, finish_interrupted_swap
+from pegasus.operations.neo4j_local import LocalNeo4j
 from pegasus.settings import Settings
 from pegasus.transfer.export import export_lines
 from tests.helpers import rel
@@ -111,8 +111,8 @@ def test_a_server_killed_during_compaction_leaves_the_old_store_in_place(tmp_pat
     # exactly what it held, and no half-built fresh store is left.
     import signal
 
-    import pegasus.compact as compact_module
-    from pegasus.compact import CompactionError
+    import pegasus.operations.compact as compact_module
+    from pegasus.operations.compact import CompactionError
 
     settings = Settings()
     server = LocalNeo4j.on_free_ports(settings, tmp_path / "server", auth=True)

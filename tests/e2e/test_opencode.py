@@ -21,7 +21,7 @@ import httpx
 import pytest
 
 from pegasus import Memory
-from pegasus.neo4j_local import free_port
+from pegasus.operations.neo4j_local import free_port
 from tests.e2e.opencode_llm import SAID
 from tests.e2e.running import KEY, ROOT, SARAH, memory_block, wait_for
 from tests.serve.servers import StubUpstream

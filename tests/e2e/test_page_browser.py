@@ -23,7 +23,7 @@ from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.ui import WebDriverWait
 
 from pegasus import Memory
-from pegasus.neo4j_local import free_port
+from pegasus.operations.neo4j_local import free_port
 from pegasus.page.words import state_words
 from pegasus.serve.app import create_app
 from tests.e2e.browsing import axe_violations, page_text

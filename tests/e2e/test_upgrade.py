@@ -18,10 +18,10 @@ import pytest
 from neo4j import GraphDatabase
 
 from pegasus import Memory, cypher
-from pegasus.centring import load as load_centre
-from pegasus.embed import unpack_vector
+from pegasus.embedding.centring import load as load_centre
+from pegasus.embedding.embed import unpack_vector
 from pegasus.errors import MigrationError
-from pegasus.neo4j_local import LocalNeo4j, free_ports
+from pegasus.operations.neo4j_local import LocalNeo4j, free_ports
 from pegasus.settings import Settings, secret_text
 from pegasus.store import Store
 from tests.helpers import rel

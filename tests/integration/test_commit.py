@@ -4,7 +4,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from pegasus import Memory
-from pegasus.centring import load as load_centre
+from pegasus.embedding.centring import load as load_centre
 from pegasus.errors import ConversationConflictError, InvalidBatchError
 from tests.helpers import ScriptedReviewer, edges, entities, rel, snapshot
 

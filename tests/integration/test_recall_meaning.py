@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 import numpy as np
 
 from pegasus import Memory
-from pegasus.embed import unpack_vector
+from pegasus.embedding.embed import unpack_vector
 from pegasus.migrations import index_snippets
 from tests.helpers import flood, rel
 

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from pegasus import Memory
-from pegasus.embed import unpack_vector
-from pegasus.vectors import keep_current, lowest_agreement
+from pegasus.embedding.embed import unpack_vector
+from pegasus.embedding.vectors import keep_current, lowest_agreement
 from tests.helpers import rel
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)

@@ -13,7 +13,7 @@ import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
-from pegasus.neo4j_local import free_port
+from pegasus.operations.neo4j_local import free_port
 
 
 @contextlib.contextmanager

@@ -42,7 +42,7 @@ def test_alive_and_ready_without_a_key(client):
 
 
 def test_not_ready_when_neo4j_does_not_answer(settings, user_id):
-    from pegasus.neo4j_local import free_port
+    from pegasus.operations.neo4j_local import free_port
 
     away = settings.model_copy(update={"neo4j_uri": f"bolt://127.0.0.1:{free_port()}",
                                        "neo4j_retry_time_s": 0.5})

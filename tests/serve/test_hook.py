@@ -13,7 +13,7 @@ import pytest
 
 from pegasus import Memory
 from pegasus.hook import MEMORY_PREAMBLE
-from pegasus.neo4j_local import free_port
+from pegasus.operations.neo4j_local import free_port
 from pegasus.serve.app import create_app
 from tests.serve.servers import serving
 from tests.serve.test_proxy import RECALLS, SISTER_BATCH, recorded, remember_samples

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 
 import httpx
 
-from pegasus.neo4j_local import free_port
+from pegasus.operations.neo4j_local import free_port
 from pegasus.settings import secret_text
 
 KEY = "key-slow-0001"

@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pegasus.embed import Embedder, _Batcher, load_encoder, model_path
-from pegasus.encoder import read_folder
+from pegasus.embedding.embed import Embedder, _Batcher, load_encoder, model_path
+from pegasus.embedding.encoder import read_folder
 from pegasus.errors import ConfigError
 
 MODEL = "all-MiniLM-L6-v2"
@@ -84,7 +84,7 @@ def test_a_folder_the_encoder_cannot_run_is_refused_with_the_way_out(tmp_path):
 
 def test_the_default_embedder_imports_no_torch_and_leaves_the_environment_alone():
     code = ("import os, sys; before = dict(os.environ)\n"
-            "from pegasus.embed import Embedder\n"
+            "from pegasus.embedding.embed import Embedder\n"
             "v = Embedder().embed(['hello there', 'Sarah'])\n"
             "assert v.shape == (2, 384)\n"
             "print(sorted(m for m in ('torch', 'transformers', 'sentence_transformers') "
@@ -158,8 +158,8 @@ def test_the_built_graph_is_kept_on_disk_and_loaded_from_it_with_the_same_vector
     """Given a cache folder, the graph is built once and written there; a later load reads the
     file (no build) and gives the same vectors; a damaged file is removed and the graph built
     in memory (the next load writes it again)."""
-    from pegasus import encoder as encoder_module
-    from pegasus.encoder import OnnxEncoder
+    from pegasus.embedding import encoder as encoder_module
+    from pegasus.embedding.encoder import OnnxEncoder
 
     folder, texts = Path(model_path(MODEL)), corpus()[:12]
     in_memory = OnnxEncoder(folder).encode(texts)
@@ -188,7 +188,7 @@ def test_the_built_graph_is_kept_on_disk_and_loaded_from_it_with_the_same_vector
 
 
 def test_an_unwritable_cache_folder_builds_in_memory(tmp_path):
-    from pegasus.encoder import OnnxEncoder
+    from pegasus.embedding.encoder import OnnxEncoder
 
     blocked = tmp_path / "file-not-folder"
     blocked.write_text("")

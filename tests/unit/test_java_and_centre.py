@@ -11,10 +11,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pegasus import neo4j_local
-from pegasus.centring import centre, load, reference_vocabulary
+from pegasus.embedding.centring import centre, load, reference_vocabulary
 from pegasus.errors import Neo4jUnavailableError
-from pegasus.neo4j_local import find_java, required_java
+from pegasus.operations import neo4j_local
+from pegasus.operations.neo4j_local import find_java, required_java
 from pegasus.settings import Settings
 
 

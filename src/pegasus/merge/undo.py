@@ -11,7 +11,7 @@ from typing import Any
 
 from neo4j import ManagedTransaction
 
-from pegasus.embed import Embedder
+from pegasus.embedding.embed import Embedder
 from pegasus.errors import NotFoundError, PegasusError
 from pegasus.merge.records import EdgeBetween, MergeFields
 from pegasus.merge.rules import StoredEntity

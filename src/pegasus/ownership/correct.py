@@ -13,7 +13,7 @@ from typing import Any
 from neo4j import ManagedTransaction
 
 from pegasus.clock import aware
-from pegasus.embed import Embedder
+from pegasus.embedding.embed import Embedder
 from pegasus.errors import InvalidInputError, NotFoundError
 from pegasus.extract.clean import clean_text
 from pegasus.merge.records import AbsorbedEntity, EdgeBetween, EntityBefore, MergeFields

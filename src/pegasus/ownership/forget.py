@@ -18,7 +18,7 @@ from typing import Any
 
 from neo4j import ManagedTransaction
 
-from pegasus.embed import Embedder, pack_vector
+from pegasus.embedding.embed import Embedder, pack_vector
 from pegasus.errors import InvalidInputError
 from pegasus.extract.extractor import Staging
 from pegasus.merge.records import MergeFields

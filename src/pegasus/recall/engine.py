@@ -11,9 +11,9 @@ from typing import Any
 
 import numpy as np
 
-from pegasus.centring import centre
-from pegasus.centring import load as load_centre
-from pegasus.embed import Embedder, query_vector, stored_vector, unpack_vector
+from pegasus.embedding.centring import centre
+from pegasus.embedding.centring import load as load_centre
+from pegasus.embedding.embed import Embedder, query_vector, stored_vector, unpack_vector
 from pegasus.models.recall import FiredNode, Recall
 from pegasus.passages import conversation_key, family
 from pegasus.recall.budget import Reached, fire

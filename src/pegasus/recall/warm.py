@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from pegasus.centring import centre
-from pegasus.centring import load as load_centre
+from pegasus.embedding.centring import centre
+from pegasus.embedding.centring import load as load_centre
 from pegasus.recall.engine import Query, RecallEngine
 from pegasus.recall.history import spans_named
 from pegasus.recall.seeds import Seeds

@@ -22,7 +22,7 @@ async def healthz() -> dict[str, str]:
 @router.get("/readyz", summary="Neo4j answers, the schema is migrated, the model is loaded "
                                "(503 otherwise)")
 async def readyz(request: Request) -> JSONResponse:
-    from pegasus.embed import model_loaded
+    from pegasus.embedding.embed import model_loaded
 
     health: Health = request.app.state.health
     await health.fresh()

@@ -27,7 +27,7 @@ from neo4j import ManagedTransaction
 from neo4j.exceptions import Neo4jError
 from pydantic import ValidationError
 
-from pegasus.embed import Embedder, pack_vector
+from pegasus.embedding.embed import Embedder, pack_vector
 from pegasus.errors import ErasureInProgressError, InvalidExportError, PartitionNotEmptyError
 from pegasus.merge.rules import StoredEntity
 from pegasus.models.batch import describe_validation_error

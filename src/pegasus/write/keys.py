@@ -7,9 +7,9 @@ from typing import Any
 
 from neo4j import ManagedTransaction
 
-from pegasus.centring import centre
-from pegasus.centring import load as load_centre
-from pegasus.embed import Embedder, pack_vector
+from pegasus.embedding.centring import centre
+from pegasus.embedding.centring import load as load_centre
+from pegasus.embedding.embed import Embedder, pack_vector
 from pegasus.merge.rules import StoredEntity
 from pegasus.store import run
 from pegasus.text import fold, label_phrase

@@ -1,4 +1,4 @@
-"""Word and key embeddings: the model run by ONNX Runtime (pegasus.encoder) or, as the
+"""Word and key embeddings: the model run by ONNX Runtime (pegasus.embedding.encoder) or, as the
 reference, by sentence-transformers; a per-text cache; concurrent callers batched."""
 
 from __future__ import annotations
@@ -105,7 +105,7 @@ def load_encoder(name: str, runtime: str = "onnx", cache: Path | None = None) ->
             return _ENCODERS[name, runtime]
         folder = model_path(name)
         if runtime == "onnx":
-            from pegasus.encoder import OnnxEncoder
+            from pegasus.embedding.encoder import OnnxEncoder
 
             encoder: Encoder = OnnxEncoder(folder, cache=cache)
         else:

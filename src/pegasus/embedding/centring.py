@@ -7,8 +7,8 @@ the default model. Because μ is fixed, keys are stored already centred (`k.cent
 vector index's own cosine *is* the seed score: the index can answer "which of this user's keys
 score above the threshold" without any rescoring (docs/decisions.md, "Seeds from the index").
 
-    python -m pegasus.centring            # recompute the shipped centre of the default model
-    python -m pegasus.centring --model M  # compute (and cache) the centre of another model
+    python -m pegasus.embedding.centring            # recompute the shipped centre of the default model
+    python -m pegasus.embedding.centring --model M  # compute (and cache) the centre of another model
 """
 
 from __future__ import annotations
@@ -34,13 +34,13 @@ def _shipped_name(model: str) -> str:
 
 def reference_vocabulary(model: str) -> list[str]:
     """The whole words of the model's tokenizer vocabulary (vocab.txt), in file order."""
-    from pegasus.embed import model_path
+    from pegasus.embedding.embed import model_path
 
     vocab = Path(model_path(model)) / "vocab.txt"
     if not vocab.exists():
         raise ConfigError(
             f"{model} has no vocab.txt to compute its key centre from; compute one with "
-            "`python -m pegasus.centring --model ...` from a model folder that has it"
+            "`python -m pegasus.embedding.centring --model ...` from a model folder that has it"
         )
     return [w for w in (line.strip() for line in vocab.open(encoding="utf-8"))
             if _WORD.fullmatch(w)]
@@ -48,7 +48,7 @@ def reference_vocabulary(model: str) -> list[str]:
 
 def compute(model: str, dimensions: int) -> dict:
     """The centre of `model`: the mean of its reference vocabulary's embeddings."""
-    from pegasus.embed import Embedder
+    from pegasus.embedding.embed import Embedder
 
     words = reference_vocabulary(model)
     vectors = Embedder(model, dimensions).embed(words)
@@ -108,7 +108,7 @@ def main() -> None:
     parser.add_argument("--dimensions", type=int, default=Settings().embedding_dimensions)
     args = parser.parse_args()
     data = compute(args.model, args.dimensions)
-    target = (Path(__file__).parent / "data" / _shipped_name(args.model)
+    target = (Path(__file__).parent.parent / "data" / _shipped_name(args.model)
               if args.model == Settings().embedding_model else _cache_file(args.model))
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(json.dumps(data, indent=0) + "\n", encoding="utf-8")

@@ -9,9 +9,9 @@ import logging
 
 import numpy as np
 
-from pegasus.centring import centre
-from pegasus.centring import load as load_centre
-from pegasus.embed import Embedder, pack_vector, stored_vector
+from pegasus.embedding.centring import centre
+from pegasus.embedding.centring import load as load_centre
+from pegasus.embedding.embed import Embedder, pack_vector, stored_vector
 from pegasus.store import Store
 from pegasus.text import fold, label_phrase
 

@@ -34,7 +34,7 @@ def check_embedding_model(settings: Settings) -> None:
     folder, or one in the local Hugging Face cache (Pegasus never downloads a model)."""
     from huggingface_hub import try_to_load_from_cache
 
-    from pegasus.embed import model_path
+    from pegasus.embedding.embed import model_path
 
     name = settings.embedding_model
     path = model_path(name)  # the packaged default: a ConfigError when its package is missing

@@ -24,7 +24,7 @@ from typing import Any
 from neo4j import GraphDatabase
 
 from pegasus.errors import PegasusError
-from pegasus.neo4j_local import LocalNeo4j, ServerState, free_ports
+from pegasus.operations.neo4j_local import LocalNeo4j, ServerState, free_ports
 from pegasus.store import Store
 from pegasus.transfer.export import export_lines
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 
 from pegasus import cypher
-from pegasus.checks import Check, ok, problem, skipped
+from pegasus.operations.checks import Check, ok, problem, skipped
 from pegasus.settings import Settings, secret_text
 
 
@@ -66,7 +66,7 @@ def _neo4j(settings: Settings) -> tuple[list[Check], str | None]:
 
 
 def _embedding(settings: Settings) -> Check:
-    from pegasus.embed import Embedder
+    from pegasus.embedding.embed import Embedder
 
     vectors = Embedder(settings.embedding_model, settings.embedding_dimensions).embed(
         ["pegasus doctor"])
