@@ -122,6 +122,10 @@ def test_a_conversation_that_breaks_the_format_is_named_and_nothing_is_written(
         assert not memory.conversation_state(user_id, first.id)["exists"]
 
 
+# The two imports of several hundred conversations are slow (about a minute each on 2 shared
+# cores: a transaction per turn, 1,834 turns); `./run test --fast` keeps the 40-conversation
+# import of two users, the CLI's zip and the refused files, and the whole suite runs these.
+@pytest.mark.slow
 def test_with_no_llm_the_turns_are_kept_awaiting_extraction_in_date_order_once(
         settings, user_id, tmp_path):
     data = chatgpt_export(300)
@@ -165,6 +169,7 @@ def test_with_no_llm_the_turns_are_kept_awaiting_extraction_in_date_order_once(
         assert memory.conversation_state(user_id, found[0].id)["turns"] == first["turns"]
 
 
+@pytest.mark.slow
 def test_with_an_llm_the_backlog_is_extracted_oldest_first(settings, user_id, tmp_path):
     data = claude_export(250)
     extractor = SiblingExtractor()
