@@ -1,5 +1,5 @@
 // Seed matching inside the vector index, one user at a time (design §7.3, Neo4j 2025+).
-// Keys carry `centred`: their embedding minus the model's fixed centre (pegasus.embedding.centring),
+// Keys carry `centred`: their embedding minus the model's fixed centre (pegasus.centring),
 // so the index's cosine is the seed score itself. `user_id` is stored in the index as a
 // filter property: a search names the user and sees that user's keys only, however many
 // other tenants share their names. Full-precision vectors (no quantization: 2026 quantizes by
