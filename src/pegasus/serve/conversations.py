@@ -241,9 +241,10 @@ class Conversations:
             with self._renewing(user_id, conversation_id):
                 result.update(self.memory.finish_close(user_id, conversation_id, at))
             remembered = result["remembered"]
-            if self.metrics is not None and remembered and not remembered.get("skipped"):
+            committed = bool(remembered) and not remembered.get("skipped")
+            if self.metrics is not None and committed:
                 self.metrics.commits.inc()
-            outcome = ("extracted" if remembered and not remembered.get("skipped")
+            outcome = ("extracted" if committed
                        else "awaiting" if "awaiting_extraction" in result else "empty")
             self._count(outcome)
             # One line per outcome, counts only (docs/privacy.md, "Logs").
