@@ -2,12 +2,11 @@
 
     python -m benchmarks.secrets_fp [--data DIR] [--results FILE] [--no-write]
 
-Runs `pegasus.screen.screen` over every turn of every LoCoMo conversation in DIR (default:
-$PEGASUS_LOCOMO_DEV, else ../shared/locomo-dev beside the repository; the set is not part of
-this repository, its licence is non-commercial) and over every string of their extraction
-batches (screened as a commit screens them: names, aliases, properties, snippets,
-summaries, tags). These are people
-chatting: no turn holds a secret, so every changed turn is a false positive (the target: none).
+Runs `pegasus.screen.screen` over every turn of every LoCoMo conversation in DIR (`--data`, or
+$PEGASUS_LOCOMO_DEV; the set is not part of this repository, its licence is non-commercial)
+and over every string of their extraction batches (screened as a commit screens them: names,
+aliases, properties, snippets, summaries, tags). These are people chatting: no turn holds a
+secret, so every changed turn is a false positive (the target: none).
 Writes the counts, the ids of changed turns and the kinds found (never their words) to FILE
 (default benchmarks/results/secrets_fp.json) and the "Secret screen" section of
 docs/benchmarks.md.
@@ -30,7 +29,6 @@ from pegasus.models.batch import MAX_TURN_CHARS, ExtractionBatch
 from pegasus.screen import screen, screen_batch
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_DATA = ROOT.parent / "shared" / "locomo-dev"
 DEFAULT_RESULTS = ROOT / "benchmarks" / "results" / "secrets_fp.json"
 
 
@@ -130,13 +128,15 @@ def lines(result: dict[str, Any]) -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path,
-                        default=Path(os.environ.get("PEGASUS_LOCOMO_DEV", DEFAULT_DATA)),
-                        help="the folder of LoCoMo conversations (default: $PEGASUS_LOCOMO_DEV, "
-                             "else ../shared/locomo-dev beside the repository)")
+                        default=os.environ.get("PEGASUS_LOCOMO_DEV"),
+                        help="the folder of LoCoMo conversations (default: $PEGASUS_LOCOMO_DEV)")
     parser.add_argument("--results", type=Path, default=DEFAULT_RESULTS,
                         help="where the counts go (JSON)")
     parser.add_argument("--no-write", action="store_true", help="print, don't update docs/")
     args = parser.parse_args()
+    if args.data is None:
+        parser.error("no LoCoMo conversations: pass --data DIR or set PEGASUS_LOCOMO_DEV (the set "
+                     "is not part of this repository, CC BY-NC 4.0)")
     result = measure(args.data)
     args.results.parent.mkdir(parents=True, exist_ok=True)
     args.results.write_text(json.dumps(result, indent=1) + "\n")
