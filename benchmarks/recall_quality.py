@@ -133,6 +133,13 @@ def batches(conv: Conversation) -> Iterator[tuple[str, int, dict, Path]]:
             yield speaker, number, session, conv.batches / f"s{number:02d}_{speaker.lower()}.json"
 
 
+def transcript_of(session: dict, speaker: str) -> list[dict[str, str]]:
+    """A session's turns as `speaker`'s transcript: theirs the user's, the other's the
+    assistant's."""
+    return [{"role": "user" if t["speaker"] == speaker else "assistant", "content": t["text"]}
+            for t in session["turns"]]
+
+
 def commit_all(mem: Memory, conv: Conversation, distractors: list[Conversation] = (),
                synthetic: int = 0, own_lives: bool = False) -> dict[str, int]:
     """Every session's batch for each speaker, in order, after the distractors (`distract`);
@@ -148,10 +155,8 @@ def commit_all(mem: Memory, conv: Conversation, distractors: list[Conversation] 
         user = user_of(conv, speaker)
         at = session_time(session["date_time"])
         mem.consolidate(at=at, user_id=user)
-        transcript = [{"role": "user" if t["speaker"] == speaker else "assistant",
-                       "content": t["text"]} for t in session["turns"]]
         mem.commit(user, f"{conv.name}-s{number:02d}", json.loads(path.read_text()), at=at,
-                   transcript=transcript)
+                   transcript=transcript_of(session, speaker))
     counts = {user_of(conv, sp): len(mem.edges(user_of(conv, sp))) for sp in conv.speakers}
     if distractors or synthetic:
         print("  edges per user, own / with the distractors: " + ", ".join(
@@ -207,11 +212,10 @@ def distractor_batches(user: str, conv: Conversation, distractors: list[Conversa
                            for sp, n, s, path in batches(other) if path.exists()),
                           key=lambda row: (row[0], row[1]))
         for at, speaker, number, session, path in sessions:
-            transcript = [{"role": "user" if t["speaker"] == speaker else "assistant",
-                           "content": t["text"]} for t in session["turns"]]
             batch = json.loads(path.read_text())
             yield (at, f"{other.name}-{speaker.lower()}-s{number:02d}",
-                   batch if own_lives else other_life(batch, speaker), transcript, speaker)
+                   batch if own_lives else other_life(batch, speaker),
+                   transcript_of(session, speaker), speaker)
 
 
 def distract(mem: Memory, user: str, conv: Conversation, distractors: list[Conversation],
