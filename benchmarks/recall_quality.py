@@ -446,7 +446,7 @@ def candidates_of(explained: Explained, turns_of: Callable[[str], set[str]],
                     and (c.source_id != self_id or c.target_id != self_id)],
         "candidates": [{**{k: getattr(c, k) for k in (
             "id", "source_id", "source", "label", "target_id", "target", "snippet", "said_at",
-            "until", "since", "text_score", "dense", "graph", "when", "score")},
+            "until", "since", "text_score", "dense", "graph", "when", "own", "score")},
             "turns": sorted(turns_of(c.snippet)), "shown": c.id in shown,
             "edge_turns": sorted(turns_of(snippets_by_edge.get(c.id, "")))}
             for c in explained.ranked],

@@ -76,6 +76,16 @@ def hits(dump: dict, ranking: Ranking) -> list[bool]:
     return out
 
 
+def with_own(dump: dict) -> dict:
+    """A dump written before candidates carried `own` (the self node is an end): the self node
+    is named after its speaker in the harness, so a candidate with an end of that name is."""
+    for recall in dump["recalls"]:
+        for speaker, r in recall.items():
+            for c in r["candidates"]:
+                c.setdefault("own", float(speaker in (c["source"], c["target"])))
+    return dump
+
+
 def as_value(text: str):
     for kind in (int, float):
         try:
@@ -91,7 +101,7 @@ def main() -> None:
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE")
     parser.add_argument("--loo", metavar="NAME=V1,V2,...")
     args = parser.parse_args()
-    dumps = [pickle.loads(p.read_bytes()) for p in args.dumps]
+    dumps = [with_own(pickle.loads(p.read_bytes())) for p in args.dumps]
     base = Ranking.model_validate(
         {k: as_value(v) for k, v in (s.split("=", 1) for s in args.set)})
     if not args.loo:

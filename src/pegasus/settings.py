@@ -257,6 +257,11 @@ class RecallSettings(Group):
     # (decisions.md, "Memories said together": chosen leave-one-conversation-out on the five dev
     # conversations, the same value on every fold). 0 ranks each memory alone.
     rank_together: float = Field(default=0.4, ge=0.0)
+    # Added to a memory of the user's own life (the self node is one of its ends, or a turn the
+    # user said) over another person's: in a large memory the lives of the people the user
+    # talks about outnumber the user's own and meet the message's words as often
+    # (decisions.md, "The user's own life first"). 0 ranks them alike.
+    rank_own: float = Field(default=0.1, ge=0.0)
     # How the three signals combine (design §7.8): "weighted" adds the weights times the values
     # scaled to the best; "rrf" adds weight / (rrf_k + rank) per signal (measured no better on
     # the dev set, decisions.md "Rank fusion": kept to measure other conversations with).

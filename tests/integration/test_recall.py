@@ -228,6 +228,35 @@ def test_snippets_of_equal_relevance_come_newest_first(settings, user_id):
         assert a.score > b.score or (a.score == b.score and a.said_at >= b.said_at)
 
 
+def test_the_users_own_life_goes_before_another_persons_in_the_same_words(settings, user_id):
+    """A large memory holds the lives of the people the user talks about: Deborah's "I lost my
+    job" meets "when did I lose my job?" as well as the user's own. The self node is an end of
+    the user's own memory, and rank_own adds to it: found by the same walk, ranked first."""
+    def recalled(own: float):
+        with Memory(settings.model_copy(update={"rank_own": own})) as memory:
+            memory.commit(user_id, "c-mine", {
+                "entities": [{"name": "Door Dash", "kind": "ORG"}],
+                "relations": [rel("User", "LOST_JOB_AT", "Door Dash",
+                                  snippet="I lost my job at Door Dash this month")]}, at=T0)
+            memory.commit(user_id, "c-deborah", {
+                "entities": [{"name": "Deborah", "kind": "PERSON"},
+                             {"name": "Bakery", "kind": "ORG"}],
+                "relations": [rel("Deborah", "LOST_JOB_AT", "Bakery",
+                                  snippet="Deborah: I lost my job, it has been a rough month")]},
+                at=T0 + timedelta(days=3))
+            return memory.explain(user_id, "when did I lose my job this month?",
+                                  at=T0 + timedelta(days=4)).ranked
+    plain = {c.snippet: c for c in recalled(0.0)}
+    ranked = recalled(0.1)
+    mine = "I lost my job at Door Dash this month"
+    hers = "Deborah: I lost my job, it has been a rough month"
+    by = {c.snippet: c for c in ranked}
+    assert (by[mine].own, by[hers].own) == (1.0, 0.0)
+    assert by[mine].score == round(plain[mine].score + 0.1, 6)
+    assert by[hers].score == plain[hers].score
+    assert [c.snippet for c in ranked].index(mine) < [c.snippet for c in ranked].index(hers)
+
+
 def test_history_on_demand_finds_what_a_newer_memory_replaced(mem, user_id):
     mem.commit(user_id, "c2", {"entities": [{"name": "Nimbus", "kind": "ORG"}], "relations": [
         rel("User", "WORKS_AT", "Nimbus", cardinality="one_to_one",
@@ -266,7 +295,8 @@ def test_rank_fusion_setting_reaches_the_ranking(settings, user_id):
     """PEGASUS_RANK_FUSION=rrf ranks by reciprocal rank fusion: the scores shown are the fused
     ones (the first in every signal it has scores 1 × its signals' share of the weights;
     rank_together 0, so no memory said beside another is lifted above that)."""
-    fused = settings.model_copy(update={"rank_fusion": "rrf", "rrf_k": 10, "rank_together": 0.0})
+    fused = settings.model_copy(update={"rank_fusion": "rrf", "rrf_k": 10, "rank_together": 0.0,
+                                        "rank_own": 0.0})
     with Memory(fused) as memory:
         memory.commit(user_id, "c1", WORK, at=T0)
         recall = memory.recall(user_id, "I had another argument with my manager Sarah", at=T0)

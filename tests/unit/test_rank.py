@@ -25,7 +25,7 @@ def shipped(**more) -> Weights:
 def test_recall_settings_give_the_weights_and_only_by_name():
     assert Weights.of(Settings().recall, ("bill",)) == Weights(
         keywords=0.45, meaning=0.35, graph=0.20, fusion="weighted", rrf_k=10, when=0.0,
-        coverage=1.0, words=("bill",), together=0.4)
+        coverage=1.0, words=("bill",), together=0.4, own=0.1)
     assert Weights.of(Settings(rank_fusion="rrf", rrf_k=3).recall).fusion == "rrf"
     with pytest.raises(TypeError):
         Weights(0.45, 0.35, 0.20)  # type: ignore[misc]
@@ -75,6 +75,31 @@ def test_the_self_node_adds_no_graph_signal_but_a_matched_label_does():
                                                                 target="tea", label="LIKES")]
     graph_scores(edges, {"me": 5.0, "sarah": 0.4, "tea": 0.1}, "me", {"LIKES": 0.5})
     assert edges[0].graph == 0.4 and edges[1].graph == 0.6
+
+
+def test_an_edge_of_the_self_node_is_the_users_own_and_another_persons_is_not():
+    edges = [cand("mine", "a", source="me", target="job"), cand("hers", "b", source="deb",
+                                                                target="job"),
+             cand("to_me", "c", source="sarah", target="me")]
+    graph_scores(edges, {"job": 0.5}, "me")
+    assert [c.own for c in edges] == [1.0, 0.0, 1.0]
+    graph_scores(edges, {"job": 0.5}, None)  # no self node yet: nothing is the user's own
+    assert [c.own for c in edges] == [0.0, 0.0, 0.0]
+
+
+def test_the_users_own_memory_goes_before_another_persons_with_the_same_words():
+    """"When did I lose my job?" in a memory that also holds Deborah's life: her "I lost my job
+    last month" matches as well as the user's own, and rank_own puts the user's first."""
+    mine = cand("mine", "I lost my job at the bakery.", text=2.0, dense=0.40, source="me")
+    hers = cand("hers", "I lost my job last month.", text=2.2, dense=0.45, source="deb")
+    graph_scores([mine, hers], {}, "me")
+    assert [c.id for c in score([mine, hers], shipped())] == ["hers", "mine"]
+    ranked = score([mine, hers], shipped(own=0.1))
+    assert [c.id for c in ranked] == ["mine", "hers"]
+    assert ranked[0].score == round(0.45 * 2.0 / 2.2 + 0.35 * 0.40 + 0.1, 6)
+    # in rank fusion too: added to the fused score
+    assert [c.id for c in score([mine, hers], shipped(fusion="rrf", own=0.5))] == [
+        "mine", "hers"]
 
 
 def test_scores_combine_scaled_signals_best_first():

@@ -109,14 +109,15 @@ NO_PASSAGES: dict[str, Any] = {"passage_query": None, "meaning": None, "exclude"
 
 def passage_candidates(rows: list[dict[str, Any]], spans: list[Span] | None) -> list[Candidate]:
     """The passages a seed search found as candidates: quoted like a memory's words, with no
-    graph signal (no ends), marked pending (their turn is not consolidated yet)."""
+    graph signal (no ends), marked pending (their turn is not consolidated yet), the user's
+    own (they said it)."""
     found = []
     for r in rows:
         said = instant(r["said_at"])
         found.append(Candidate(
             id=r["id"], source_id="", source="", label="", target_id="", target="",
             snippet=r["text"], said_at=said, text_score=r["text_score"] or 0.0,
-            dense=r["dense"] or 0.0, pending=r["conversation_id"],
+            dense=r["dense"] or 0.0, pending=r["conversation_id"], own=1.0,
             when=float(any(span.holds(said) for span in spans or []))))
     return found
 

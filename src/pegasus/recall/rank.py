@@ -8,6 +8,8 @@ Each candidate edge is scored by three signals, each scaled to [0, 1] within the
   of the message's words the snippet holds (a snippet that shares one common word, "time", is
   not a keyword match of the whole question);
 - meaning: the cosine of its snippet's embedding with the whole message's.
+And a prior, not a signal of the message: a memory of the user's own life (the self node is one
+of its ends, or a turn the user said) goes before another person's (`own`).
 An edge said in other words in several conversations comes once per text, and is shown once,
 with the words that score best.
 The block never exceeds the word budget; a snippet another shown snippet contains is dropped.
@@ -45,6 +47,7 @@ class Candidate:
     dense: float = 0.0
     graph: float = 0.0
     when: float = 0.0  # 1 when said on a day the message names
+    own: float = 0.0  # 1 when the user's own life: the self node is an end, or the user said it
     score: float = 0.0
     # A passage of a recorded turn not consolidated yet (design §7.11): its conversation's id.
     pending: str | None = None
@@ -89,6 +92,8 @@ class Weights:
     # Added, times the best score of the other memories said at the same moment (the same
     # conversation's commit), to each memory: see `said_together`. 0 leaves scores alone.
     together: float = 0.0
+    # Added to a memory of the user's own life (`Candidate.own`); 0 ranks them as any other.
+    own: float = 0.0
 
     @classmethod
     def of(cls, recall: RecallSettings, words: tuple[str, ...] = ()) -> Weights:
@@ -96,17 +101,19 @@ class Weights:
         return cls(keywords=recall.rank_keywords, meaning=recall.rank_meaning,
                    graph=recall.rank_graph, fusion=recall.rank_fusion, rrf_k=recall.rrf_k,
                    when=recall.rank_when, coverage=recall.rank_coverage, words=words,
-                   together=recall.rank_together)
+                   together=recall.rank_together, own=recall.rank_own)
 
 
 def graph_scores(candidates: list[Candidate], activation: dict[str, float], self_id: str | None,
                  labels: dict[str, float] | None = None) -> None:
     """Each candidate's graph signal: the activation at its two ends (the self node counting
-    0), plus its relation label's seed score when the message matched the label."""
+    0), plus its relation label's seed score when the message matched the label; and whether
+    the self node is one of its ends (`own`)."""
     labels = labels or {}
     for c in candidates:
         c.graph = labels.get(c.label, 0.0) + sum(
             activation.get(end, 0.0) for end in (c.source_id, c.target_id) if end != self_id)
+        c.own = float(self_id is not None and self_id in (c.source_id, c.target_id))
 
 
 SCORE_DECIMALS = 6
@@ -189,15 +196,16 @@ def score(candidates: list[Candidate], weights: Weights) -> list[Candidate]:
     dense = np.clip(np.array([c.dense for c in candidates]), 0.0, 1.0)
     raw_graph = np.array([max(c.graph, 0.0) for c in candidates])
     when = np.array([c.when for c in candidates])
+    own = np.array([c.own for c in candidates])
     if weights.fusion == "rrf":
         signals = [(weights.keywords, raw_text * share), (weights.meaning, dense),
                    (weights.graph, raw_graph)]
         if when.any():  # a message naming no day ranks as before
             signals.append((weights.when, when))
-        total = reciprocal_rank_fusion(signals, weights.rrf_k)
+        total = reciprocal_rank_fusion(signals, weights.rrf_k) + weights.own * own
     else:
         total = (weights.keywords * scaled(raw_text) * share + weights.meaning * dense
-                 + weights.graph * scaled(raw_graph) + weights.when * when)
+                 + weights.graph * scaled(raw_graph) + weights.when * when + weights.own * own)
     for c, value in zip(candidates, total, strict=True):
         # Six decimals: the last bits of an embedding differ with the batch it was computed
         # in (a commit's, an import's), and must not reorder memories that score the same.
