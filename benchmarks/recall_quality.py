@@ -63,7 +63,7 @@ from benchmarks.peers import Fact, Found, PeerCache
 from benchmarks.report import p95, timed, write_section
 from benchmarks.synthetic import conversations
 from pegasus import Memory
-from pegasus.recall.engine import Explained
+from pegasus.recall.engine import Explained, asked_words
 from pegasus.recall.rank import Candidate
 from pegasus.text import fold, function_words, is_placeholder, words
 
@@ -440,7 +440,7 @@ def candidates_of(explained: Explained, turns_of: Callable[[str], set[str]],
     shown = set(explained.recall.edge_ids)
     ends = {n.id for n in explained.fired} | ({self_id} if self_id else set())
     return {
-        "words": explained.words,
+        "words": asked_words(explained.words, explained.reached),  # what the ranking counts
         "shown": [c["id"] for c in explained.shown],
         "between": [c.id for c in explained.ranked if c.source_id in ends and c.target_id in ends
                     and (c.source_id != self_id or c.target_id != self_id)],

@@ -25,6 +25,7 @@ from pegasus.settings import RecallSettings
 from pegasus.snippets import keyword_query
 from pegasus.store import Store, run_values
 from pegasus.text import content_words, head_and_tail
+from pegasus.vocab import Kind
 
 # Runs one named read query: `Store.read` (its own transaction) or a recall's transaction.
 Query = Callable[..., list[dict[str, Any]]]
@@ -50,6 +51,17 @@ def names_user(word: str, partition: Partition) -> bool:
     which never competes for the budget; it would otherwise seed every entity named after the
     user (design §7.1)."""
     return word in partition.self_words or word.removesuffix("'s") in partition.self_words
+
+
+def asked_words(words: list[str], reached: list[Reached]) -> list[str]:
+    """The words a snippet's keyword share counts: the message's, less the names of the people
+    it seeded. "How do Jon and Gina like to destress?" is not matched by "Have faith in
+    yourself, Jon" for holding half its words: the name already seeds Jon, whose memories the
+    graph signal finds (decisions.md, "Names are not keywords"). All of them when only names."""
+    names = {w for n in reached if n.seed and n.kind == Kind.PERSON
+             for w in content_words(n.name)}
+    kept = [w for w in words if w.removesuffix("'s") not in names]
+    return kept or words
 
 
 def walk_shape(seeds: Seeds, self_id: str | None, text: str | None,
@@ -499,7 +511,7 @@ class RecallEngine:
         fired = fire(others, params.fire_threshold, params.total, params.forward_slots,
                      params.reverse_slots)
         graph_scores(found, {n.id: n.score for n in reached}, self_id, seeds.labels)
-        ranked = score([*found, *pending], Weights.of(s, tuple(words)))
+        ranked = score([*found, *pending], Weights.of(s, tuple(asked_words(words, reached))))
         ends = {n.id for n in fired} | ({self_id} if self_id else set())
         between = {c.id for c in ranked if not c.pending and c.source_id in ends
                    and c.target_id in ends and (c.source_id != self_id or c.target_id != self_id)}
