@@ -328,3 +328,26 @@ def test_memories_without_a_moment_are_not_lifted_together():
     undated = [cand("a", "one", dense=0.5, said=None), cand("b", "two", dense=0.1, said=None)]
     ranked = score(undated, shipped(together=0.5))
     assert [(c.id, c.score) for c in ranked] == [("a", 0.175), ("b", 0.035)]
+
+
+def test_the_names_of_people_the_message_seeded_are_not_keywords_of_it():
+    """"How do Jon and Gina like to destress?": Jon and Gina are seeded people, so a snippet
+    holding "Jon" alone holds none of the words the share counts; a place's name still counts,
+    and a message of names alone keeps them all."""
+    from pegasus.recall.budget import Reached
+    from pegasus.recall.engine import asked_words
+
+    reached = [Reached(id="j", name="Jon", kind="PERSON", score=1.0, hop=0, seed=True),
+               Reached(id="g", name="Gina Rossi", kind="PERSON", score=1.0, hop=0, seed=True),
+               Reached(id="p", name="Paris", kind="PLACE", score=1.0, hop=0, seed=True),
+               Reached(id="m", name="Maria", kind="PERSON", score=0.5, hop=1, seed=False)]
+    words = ["jon", "gina's", "destress", "paris", "maria"]
+    assert asked_words(words, reached) == ["destress", "paris", "maria"]
+    assert asked_words(["jon", "gina"], reached) == ["jon", "gina"]
+    faith = cand("faith", "Have faith in yourself, Jon", text=2.5)
+    fix = cand("fix", "Dance is my stress fix, and how I destress", text=1.5)
+    by_names = score([faith, fix], shipped(coverage=1.0, words=("jon", "destress")))
+    assert [c.id for c in by_names] == ["faith", "fix"]
+    asked = tuple(asked_words(["jon", "destress"], reached))
+    assert [c.id for c in score([faith, fix], shipped(coverage=1.0, words=asked))] == [
+        "fix", "faith"]
