@@ -30,6 +30,15 @@ hypothesis_settings.register_profile("suite", derandomize=True, database=None,
                                      suppress_health_check=[HealthCheck.too_slow])
 hypothesis_settings.load_profile(os.environ.get("PEGASUS_HYPOTHESIS_PROFILE", "suite"))
 
+# Every Neo4j server the suite starts compiles with C1 only: the session's, the private ones,
+# and those the CLI, compaction and upgrade tests start in-process or in a subprocess (which
+# inherits this environment). A server lives for one session or one test, and most of the CPU
+# a fresh one spends goes to compiling itself: on the shared 2-core machine, 67 integration
+# tests on a fresh server cost 113 s of Neo4j CPU with C2 and 66 s with C1 only (25 and 22 s
+# on a warm one), and a start takes 12 s instead of 27-37 s. Queries and results are the
+# same; only the JVM's compiler differs. PEGASUS_NEO4J_JAVA_OPTIONS= (empty) measures C2.
+os.environ.setdefault("PEGASUS_NEO4J_JAVA_OPTIONS", "-XX:TieredStopAtLevel=1")
+
 SUITE_MARKER = "PegasusTestSuite"
 
 
@@ -71,7 +80,7 @@ def _serve() -> Iterator[tuple[str, tuple[str, str] | None]]:
 
     # Auth on, as in any real deployment: every test and subprocess must pass the password.
     root = Path(tempfile.mkdtemp(prefix="pegasus-neo4j-", dir=server_scratch()))
-    server = _quick_start(LocalNeo4j).on_free_ports(Settings(), root, auth=True, heap="1g",
+    server = LocalNeo4j.on_free_ports(Settings(), root, auth=True, heap="1g",
                                                     pagecache="512m")
     try:
         state = server.start()
@@ -104,24 +113,6 @@ def server_scratch() -> str | None:
     if room.f_bavail * room.f_frsize < 2 << 30 or not os.access(shm, os.W_OK):
         return None
     return shm
-
-
-def _quick_start(local_neo4j: type) -> type:
-    """LocalNeo4j whose JVM compiles with C1 only (`-XX:TieredStopAtLevel=1`), for the
-    suite's servers: a server lives for one session, and most of the CPU a fresh one spends
-    goes to compiling itself. Measured on the shared 2-core machine, 67 integration tests on a
-    fresh server: 113 s of Neo4j CPU with C2, 66 s with C1 only (25 and 22 s on a warm one), and
-    a start of 12 s instead of 27-37 s. Queries and results are the same; only the JVM's
-    compiler differs."""
-
-    class QuickStart(local_neo4j):
-        def _env(self) -> dict[str, str]:
-            env = super()._env()
-            flags = env.get("JAVA_TOOL_OPTIONS", "")
-            env["JAVA_TOOL_OPTIONS"] = f"{flags} -XX:TieredStopAtLevel=1".strip()
-            return env
-
-    return QuickStart
 
 
 class _SessionServer:
@@ -309,7 +300,7 @@ def private_server():
     from pegasus.operations.neo4j_local import LocalNeo4j
 
     root = Path(tempfile.mkdtemp(prefix="pegasus-private-", dir=server_scratch()))
-    server = _quick_start(LocalNeo4j).on_free_ports(Settings(), root, auth=False, heap="512m",
+    server = LocalNeo4j.on_free_ports(Settings(), root, auth=False, heap="512m",
                                                     pagecache="128m")
     try:
         yield server

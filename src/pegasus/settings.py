@@ -7,6 +7,7 @@ needs (`settings.recall`), a frozen copy of those fields only."""
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Literal, TypeVar, cast
 
@@ -57,6 +58,19 @@ class LocalSettings(Group):
     neo4j_http_port: int = 7474
     neo4j_heap: str = "2g"
     neo4j_pagecache: str = "2g"
+    # More options for the local server's JVM, split like a shell line and put after
+    # Pegasus's own: "-XX:TieredStopAtLevel=1" makes a short-lived server (a test suite's,
+    # a throwaway) start in half the time and CPU, as the JVM compiles less of itself.
+    neo4j_java_options: str = ""
+
+    @field_validator("neo4j_java_options")
+    @classmethod
+    def _java_options_split(cls, value: str) -> str:
+        try:
+            shlex.split(value)
+        except ValueError as exc:
+            raise ValueError(f"cannot be split like a shell line: {exc}") from None
+        return value
 
 
 class Neo4jSettings(Group):

@@ -113,6 +113,9 @@ def test_a_throwaway_server_whose_port_is_taken_moves_to_new_ports(tmp_path: Pat
         with GraphDatabase.driver(state.bolt_uri) as driver:
             assert driver.execute_query("RETURN 41 + 1 AS n").records[0]["n"] == 42
         assert "is already in use" in (tmp_path / "server" / "logs" / "console.log").read_text()
+        # PEGASUS_NEO4J_JAVA_OPTIONS (the suite sets C1 only) reaches the server's JVM
+        cmdline = Path(f"/proc/{state.pid}/cmdline").read_bytes().split(b"\0")
+        assert b"-XX:TieredStopAtLevel=1" in cmdline
     finally:
         squatter.close()
         server.stop()

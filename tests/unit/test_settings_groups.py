@@ -93,7 +93,7 @@ def test_every_field_is_in_exactly_one_group():
             owners.setdefault(name, []).append(group.__name__)
     assert {name: found for name, found in owners.items() if len(found) > 1} == {}
     assert sorted(owners) == FIELDS  # Settings declares no field outside a group
-    assert len(FIELDS) == 131
+    assert len(FIELDS) == 132
     # each group is a base of Settings and a property of it
     assert [g for g in Settings.__mro__ if g in GROUPS] == list(GROUPS)
     views = {name: getattr(Settings(), name) for name, v in vars(Settings).items()
@@ -199,3 +199,12 @@ def test_a_group_alone_validates_as_settings_do():
     assert RecallSettings(budget_words=200).budget_words == 200
     with pytest.raises(pydantic.ValidationError, match="seed_candidates"):
         RecallSettings(seed_candidates=0)
+
+
+def test_the_local_servers_java_options_must_split_like_a_shell_line():
+    from pydantic import ValidationError
+
+    assert Settings(neo4j_java_options="-XX:TieredStopAtLevel=1 -Dx='a b'").local \
+        .neo4j_java_options == "-XX:TieredStopAtLevel=1 -Dx='a b'"
+    with pytest.raises(ValidationError, match="cannot be split like a shell line"):
+        Settings(neo4j_java_options="-Dx='unclosed")

@@ -16,6 +16,7 @@ import json
 import os
 import re
 import secrets
+import shlex
 import shutil
 import signal
 import socket
@@ -430,6 +431,7 @@ class LocalNeo4j:
         process = subprocess.Popen(
             [
                 java, f"-Xms{self.heap}", f"-Xmx{self.heap}", *JVM_FLAGS,
+                *shlex.split(self.settings.neo4j_java_options),
                 "-cp", classpath, entry,
                 f"--home-dir={self.root}", f"--config-dir={conf_dir}",
             ],
