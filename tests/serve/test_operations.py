@@ -247,6 +247,33 @@ def test_an_outage_is_answered_fast_and_ends_fast(settings, user_id, outage):
         relay.close()
 
 
+def test_a_shutdown_step_that_never_ends_costs_its_grace_not_forever(settings, user_id,
+                                                                      monkeypatch, caplog):
+    """A TestClient's exit once hung for ten minutes waiting for the app's shutdown (whole
+    suite, loaded machine): each step of the shutdown is now waited for shutdown_grace_s at
+    most, then cancelled, and the next runs. Here closing the upstream client never ends."""
+    import asyncio
+
+    import httpx
+
+    closing: list[bool] = []
+
+    async def never(self) -> None:
+        closing.append(True)
+        await asyncio.Event().wait()
+
+    monkeypatch.setattr(httpx.AsyncClient, "aclose", never)
+    graced = settings.model_copy(update={"shutdown_grace_s": 1.0,
+                                         "upstream_base_url": "http://127.0.0.1:9/v1"})
+    with Memory(graced) as memory, caplog.at_level(logging.WARNING, "pegasus"):
+        client = TestClient(create_app(memory))
+        with client:
+            assert client.get("/healthz").status_code == 200
+            began = time.monotonic()
+        assert time.monotonic() - began < 10
+    assert closing and "shutdown step did not end within 1 s" in caplog.text
+
+
 def test_shutdown_is_bounded_and_releases_the_running_close(settings, user_id, raw_driver,
                                                             monkeypatch):
     started_close = threading.Event()

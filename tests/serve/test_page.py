@@ -30,8 +30,11 @@ HOME = {"entities": [{"name": "Lisbon", "kind": "PLACE"}],
 @pytest.fixture
 def page(settings, user_id):
     """A client of the app, alice's memory with two conversations (March and April)."""
+    # rank_own 0: the search test needs a memory shown as a relation line, whose words rank
+    # under the floor; the user's own-life prior would lift them into the quotes.
     configured = settings.model_copy(update={"api_keys": {KEY_A: f"{user_id}-a",
-                                                          KEY_B: f"{user_id}-b"}})
+                                                          KEY_B: f"{user_id}-b"},
+                                             "rank_own": 0.0})
     with Memory(configured) as memory:
         alice = f"{user_id}-a"
         memory.commit(alice, "c-work", WORK, at=datetime(2026, 3, 1, 9, tzinfo=UTC))

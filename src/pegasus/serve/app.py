@@ -120,9 +120,15 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     finally:
         # Every step runs, whatever the one before it raised (a loop's last error, Neo4j
         # away while a close is released): nothing is left open.
+        # Each wait is bounded by the grace: a step that never ends (a connection that never
+        # closes) costs the shutdown shutdown_grace_s, never the process's exit.
+        grace = settings.shutdown_grace_s
         for task in tasks:
             task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        if tasks:
+            _, running = await asyncio.wait(tasks, timeout=grace)
+            if running:  # left cancelled; waiting for them could be forever
+                log.warning("shutdown: a background loop did not stop within %g s", grace)
         steps: list[Callable[[], Awaitable[object]]] = [lambda: run_in_threadpool(
             app.state.conversations.shutdown, settings.shutdown_grace_s / 2)]
         if client is not None and given is None:
@@ -132,10 +138,13 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         if getattr(app.state, "owns_memory", False):
             steps.append(lambda: run_in_threadpool(memory.close))
         for step in steps:
-            try:
-                await step()
-            except Exception as exc:
-                log.warning("shutdown step failed: %s", kind_of(exc))
+            running = asyncio.ensure_future(step())
+            done, _ = await asyncio.wait({running}, timeout=grace)
+            if not done:
+                running.cancel()  # not awaited: a step that ignores it would hold the exit
+                log.warning("shutdown step did not end within %g s", grace)
+            elif not running.cancelled() and running.exception() is not None:
+                log.warning("shutdown step failed: %s", kind_of(running.exception()))
 
 
 def create_app(memory: Memory, upstream: httpx.AsyncClient | None = None) -> FastAPI:
