@@ -143,8 +143,8 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
             if not done:
                 running.cancel()  # not awaited: a step that ignores it would hold the exit
                 log.warning("shutdown step did not end within %g s", grace)
-            elif not running.cancelled() and running.exception() is not None:
-                log.warning("shutdown step failed: %s", kind_of(running.exception()))
+            elif not running.cancelled() and (failed := running.exception()) is not None:
+                log.warning("shutdown step failed: %s", kind_of(failed))
 
 
 def create_app(memory: Memory, upstream: httpx.AsyncClient | None = None) -> FastAPI:
