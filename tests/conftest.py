@@ -81,7 +81,7 @@ def _serve() -> Iterator[tuple[str, tuple[str, str] | None]]:
     # Auth on, as in any real deployment: every test and subprocess must pass the password.
     root = Path(tempfile.mkdtemp(prefix="pegasus-neo4j-", dir=server_scratch()))
     server = LocalNeo4j.on_free_ports(Settings(), root, auth=True, heap="1g",
-                                                    pagecache="512m")
+                                      pagecache="512m")
     try:
         state = server.start()
         _BROWSER["url"] = state.browser_url
@@ -217,13 +217,16 @@ def neo4j_browser_url(neo4j_server) -> str:
 
 @pytest.fixture(scope="session")
 def migrated_server(neo4j_server):
-    """The session server with the schema applied once."""
+    """The session server with the schema applied once and its indexes online (the data
+    steps of `migrate` have nothing to do on the suite's own database)."""
+    from pegasus.migrations import await_indexes
     from pegasus.store import Store
 
     uri, auth = neo4j_server
     settings = _settings(uri, auth)
     store = Store(settings)
     store.migrate_schema()
+    await_indexes(store)
     store.close()
     return neo4j_server
 
@@ -301,7 +304,7 @@ def private_server():
 
     root = Path(tempfile.mkdtemp(prefix="pegasus-private-", dir=server_scratch()))
     server = LocalNeo4j.on_free_ports(Settings(), root, auth=False, heap="512m",
-                                                    pagecache="128m")
+                                      pagecache="128m")
     try:
         yield server
     finally:

@@ -335,6 +335,7 @@ class Conversations:
         recorded conversation's `segment`, after `earlier`; of a whole transcript without)."""
         from pegasus.extract.extractor import Extractor, Staging
 
+        check_id("conversation_id", conversation_id)  # before the model is paid to extract
         staging = Staging(self.settings.home, user_id, conversation_id)
         user_words = "\n".join(t["content"] for t in turns if t["role"] == "user")
         context = self.recall.explain(
@@ -351,7 +352,6 @@ class Conversations:
             if problem is None:
                 raise
             raise problem from exc
-        check_id("conversation_id", conversation_id)
         job = CommitJob(
             settings=self.settings, embedder=self.embedder, user_id=user_id,
             conversation_id=conversation_id, batch=batch, at=aware(at), transcript=turns,

@@ -70,6 +70,11 @@ DATA_STEPS: tuple[DataStep, ...] = (
 )
 
 
+def await_indexes(store: Store) -> None:
+    """Wait until every index is online (a vector index populates after its creation)."""
+    store.read("maintenance/await_indexes", timeout_s=AWAIT_INDEXES_S)
+
+
 def migrate(store: Store, embedder: Embedder) -> list[str]:
     """Apply the schema files still pending, then every data step in order, then wait for the
     indexes; the names of the schema files applied."""
@@ -77,5 +82,5 @@ def migrate(store: Store, embedder: Embedder) -> list[str]:
     for step in DATA_STEPS:
         if done := step.run(store, embedder):
             log.info(step.done, done)
-    store.read("maintenance/await_indexes", timeout_s=AWAIT_INDEXES_S)
+    await_indexes(store)
     return applied

@@ -130,7 +130,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
             if running:  # left cancelled; waiting for them could be forever
                 log.warning("shutdown: a background loop did not stop within %g s", grace)
         steps: list[Callable[[], Awaitable[object]]] = [lambda: run_in_threadpool(
-            app.state.conversations.shutdown, settings.shutdown_grace_s / 2)]
+            app.state.conversations.shutdown, grace / 2)]
         if client is not None and given is None:
             steps.append(client.aclose)
         if anthropic_client is not None:
