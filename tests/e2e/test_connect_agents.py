@@ -108,6 +108,13 @@ def body_for(bodies: list[dict], message: str) -> str:
     return found[-1]
 
 
+def one(found) -> Path:
+    """The only path found; fails, naming them, when there are none or several."""
+    found = sorted(found)
+    assert len(found) == 1, found
+    return found[0]
+
+
 def turns(memory: Memory, user_id: str, session: str) -> list[dict]:
     return [json.loads(t) for t in memory.conversation_state(user_id, session)["turns"]]
 
@@ -159,7 +166,10 @@ def test_a_fact_taught_in_gemini_cli_is_recalled_in_copilot_cli_and_qwen_code(
     assert asked.returncode == 0, asked.stderr[-3000:]
     assert REPLY in asked.stdout
     assert memory_block(body_for(stub.received, SECOND), SAID)
-    copilot_session = next((home / ".copilot" / "session-state").iterdir()).name
+    # the session's own folder (the one with its transcript): Copilot keeps a lock folder
+    # beside it, and a directory's order is the file system's
+    copilot_session = one(
+        (home / ".copilot" / "session-state").glob("*/events.jsonl")).parent.name
     with Memory(settings) as memory:
         assert wait_for(lambda: turns(memory, user_id, copilot_session) == [
             {"role": "user", "content": SECOND}, {"role": "assistant", "content": REPLY}]), \
@@ -170,7 +180,7 @@ def test_a_fact_taught_in_gemini_cli_is_recalled_in_copilot_cli_and_qwen_code(
     assert third.returncode == 0, third.stderr[-3000:]
     assert REPLY in third.stdout
     assert memory_block(body_for(stub.received, THIRD), SAID)
-    qwen_session = next((home / ".qwen" / "projects").glob("*/chats/*.jsonl")).stem
+    qwen_session = one((home / ".qwen" / "projects").glob("*/chats/*.jsonl")).stem
     with Memory(settings) as memory:
         assert turns(memory, user_id, qwen_session) == [
             {"role": "user", "content": THIRD}, {"role": "assistant", "content": REPLY}]
