@@ -339,15 +339,36 @@ def test_a_provisional_node_is_absorbed_when_the_real_entity_arrives(settings, r
         ("User", "WORKS_AT", "Northwind"), ("Northwind", "LOCATED_IN", "Oslo")}
 
 
-def test_an_ended_relation_with_an_unknown_end_leaves_no_orphan(settings, raw_driver, user_id):
+def test_an_ended_relation_with_an_unknown_end_is_kept_as_a_past_fact(settings, raw_driver,
+                                                                       user_id):
+    """"I quit Initech" with no Initech stored: the memory is kept, already ended (design §3,
+    "Past facts"); the current job stays current; "I'm back at Initech" makes it current."""
+    at = datetime(2026, 3, 1, tzinfo=UTC)
     with Memory(settings) as mem:
-        mem.commit(user_id, "c1", {"relations": [rel("User", "LIKES", "Tea", snippet="I like tea")]})
+        mem.commit(user_id, "c1", {"relations": [
+            rel("User", "WORKS_AT", "Globex", cardinality="one_to_one",
+                snippet="I work at Globex")]}, at=at)
         report = mem.commit(user_id, "c2", {"relations": [
-            rel("User", "WORKS_AT", "Initech", status="ended", snippet="I quit Initech")]})
-    assert [d.reason for d in report.dropped] == ["ended, with an end that is not known: "
-                                                  "nothing to end"]
-    assert report.provisional == []
-    assert "Initech" not in {e["name"] for e in entities(raw_driver, user_id)}
+            rel("User", "WORKS_AT", "Initech", status="ended", cardinality="one_to_one",
+                snippet="I quit Initech last year")]}, at=at + timedelta(days=1))
+        assert report.dropped == [] and report.provisional == ["Initech"]
+        assert report.ended == ["User -[WORKS_AT]-> Initech"]
+        kept = {t: p for _, label, t, p in edges(raw_driver, user_id) if label == "WORKS_AT"}
+        assert kept["Initech"]["snippet"] == "I quit Initech last year"
+        assert kept["Initech"]["superseded_at"].to_native() == at + timedelta(days=1)
+        assert kept["Initech"].get("superseded_by") is None
+        assert kept["Globex"].get("superseded_at") is None  # a past job ends no current one
+        mem.commit(user_id, "c3", {"relations": [
+            rel("User", "WORKS_AT", "Initech", status="ended", snippet="I left Initech")]},
+            at=at + timedelta(days=2))
+        assert [t for _, label, t, _ in edges(raw_driver, user_id)
+                if label == "WORKS_AT"].count("Initech") == 1  # ended once, kept once
+        mem.commit(user_id, "c4", {"relations": [
+            rel("User", "WORKS_AT", "Initech", cardinality="one_to_one",
+                snippet="I'm back at Initech")]}, at=at + timedelta(days=3))
+        again = {t: p for _, label, t, p in edges(raw_driver, user_id) if label == "WORKS_AT"}
+    assert again["Initech"].get("superseded_at") is None
+    assert again["Globex"].get("superseded_at") is not None
 
 
 def test_a_kept_partition_is_reused_and_read_again_when_another_writer_moved_it(

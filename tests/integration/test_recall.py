@@ -125,6 +125,30 @@ def test_an_expired_memory_is_quoted_with_the_day_it_ended_only_when_its_words_a
     assert hidden.context == [] and not any("HAS_APPOINTMENT" in ln for ln in hidden.memory)
 
 
+def test_a_past_fact_comes_back_on_its_own_words_with_the_day_it_ended(mem, user_id):
+    """"I lost my job at Door Dash", with nothing to end, is kept ended (design §3, "Past
+    facts"): never walked nor shown unasked, but its own words bring it back with the day it
+    ended, while a memory replaced by another (Acme by Globex) still needs a question about
+    the past."""
+    ended = T0 + timedelta(days=1)
+    mem.commit(user_id, "c2", {"relations": [
+        rel("User", "WORKS_AT", "Globex", cardinality="one_to_one",
+            snippet="I just started at Globex"),
+        rel("User", "WORKED_AT", "Door Dash", status="ended", cardinality="one_to_one",
+            snippet="Unfortunately, I also lost my job at Door Dash this month.")]}, at=ended)
+    later = ended + timedelta(days=30)
+    cued = mem.recall(user_id, "still sad about losing my job at Door Dash", at=later)
+    [shown] = [s for s in cued.snippets if "Door Dash" in s.text]
+    assert shown.until == ended and shown.said_at == ended
+    assert ('- 2026-04-02, until 2026-04-02: "Unfortunately, I also lost my job at Door Dash '
+            'this month."') in cued.render()
+    assert not any("WORKED_AT" in line for line in cued.memory)
+    unasked = mem.recall(user_id, "how is work going at Globex?", at=later)
+    assert not any("Door Dash" in text for text in unasked.context)
+    replaced = mem.recall(user_id, "three years at Acme", at=later)
+    assert "I've been at Acme for three years" not in replaced.context
+
+
 def test_recall_writes_nothing_but_the_read_log(mem, raw_driver, user_id):
     before = snapshot(raw_driver)
     mem.recall(user_id, "my manager Sarah", at=T0)

@@ -53,6 +53,36 @@ def test_ended_supersedes_without_replacement_and_adds_nothing():
     assert plan.ended == [("u", "WORKS_AT", "acme")]
 
 
+def test_an_ended_claim_with_nothing_stored_is_kept_as_a_past_fact():
+    """"I lost my job at Door Dash" with no Door Dash stored: the edge is made and ended in
+    the same plan (the state an ended current edge is in), and no other edge of the label is
+    touched, one_to_one or not: a past job does not end the current one."""
+    stored = [StoredEdge("e1", "u", "WORKS_AT", "acme", False, "one_to_one", 0.9)]
+    plan = plan_edges([rel("doordash", status="ended")], stored, "x", "c", AT)
+    [made] = plan.create
+    assert made["target_id"] == "doordash" and made["props"]["snippet"] == "s"
+    assert plan.supersede == [{"source_id": "u", "target_id": "doordash",
+                               "edge_id": made["props"]["id"], "by": None}]
+    assert plan.ended == [("u", "WORKS_AT", "doordash")]
+    assert plan.relation_edges == [made["props"]["id"]]
+    assert plan.notes == ["U -[WORKS_AT]-> doordash: kept as a past fact"]
+
+
+def test_an_ended_claim_of_an_edge_ended_before_changes_nothing():
+    stored = [StoredEdge("e1", "u", "WORKS_AT", "acme", True, "one_to_one", 0.9)]
+    plan = plan_edges([rel("acme", status="ended")], stored, "x", "c", AT)
+    assert plan.create == [] and plan.supersede == [] and plan.revive == []
+    assert plan.relation_edges == [None]
+    assert plan.notes == ["U -[WORKS_AT]-> acme: nothing current to end"]
+
+
+def test_a_past_fact_said_again_as_current_is_current_again():
+    """Ended, then "I'm back at Door Dash": the ended edge is revived, not duplicated."""
+    stored = [StoredEdge("e1", "u", "WORKS_AT", "doordash", True, "one_to_one", 0.9)]
+    plan = plan_edges([rel("doordash")], stored, "x", "c", AT)
+    assert plan.create == [] and [r["edge_id"] for r in plan.revive] == ["e1"]
+
+
 def test_new_edge_starts_at_full_strength():
     plan = plan_edges([rel("acme")], [], "x", "c", AT)
     props = plan.create[0]["props"]

@@ -205,11 +205,8 @@ def clean_batch(
             dropped.append(Dropped(item=item, reason="neither end is known"))
             continue
         status = clean_text(raw.status).lower()
-        if status == "ended" and not (source_known and target_known):
-            # Nothing stored can match it: a provisional node for it would be an orphan.
-            dropped.append(Dropped(item=item, reason="ended, with an end that is not known: "
-                                                     "nothing to end"))
-            continue
+        # An ended relation with an end not known is kept too: nothing stored can match it, so
+        # it becomes a past fact (merge/plan.py), its unknown end a provisional node like any.
         for end, end_known in ((source, source_known), (target, target_known)):
             if not end_known:
                 entities[("OTHER", fold(end))] = CleanEntity(

@@ -48,7 +48,8 @@ class EdgePlan:
     revived: list[tuple[str, str, str]] = field(default_factory=list)
     ended: list[tuple[str, str, str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    # the edge each input relation landed on (None for an `ended` one), in input order
+    # the edge each input relation landed on (None for one that ended a stored edge), in
+    # input order
     relation_edges: list[str | None] = field(default_factory=list)
 
 
@@ -94,14 +95,46 @@ def plan_edges(
         edge.superseded = True
         superseded_by[edge.id] = by
 
+    def create(item: ResolvedRelation, rel: CleanRelation) -> str:
+        edge_id = str(uuid.uuid4())
+        plan.create.append({
+            "source_id": item.source_id, "target_id": item.target_id, "label": rel.label,
+            "props": {
+                "id": edge_id, "user_id": user_id, "strength": initial_strength,
+                "strength_at_touch": initial_strength, "touched_at": at,
+                "confidence": rel.confidence, "stability": rel.stability,
+                "cardinality": rel.cardinality, "expires_at": rel.expires_at,
+                "snippet": rel.snippet, "evidence": rel.evidence,
+                "conversations": [conversation_id], "dormant": False, "expired": False,
+                "created_at": at, "sightings": [None],
+            },
+        })
+        sight(edge_id, plan.create[-1]["props"]["sightings"], 0, rel)
+        plan.created.append((item.source_id, rel.label, item.target_id))
+        edges[edge_id] = StoredEdge(edge_id, item.source_id, rel.label, item.target_id,
+                                    False, rel.cardinality, rel.confidence)
+        groups[(item.source_id, rel.label)].append(edges[edge_id])
+        touched.add(edge_id)
+        return edge_id
+
     for item in relations:
         rel = item.relation
         group = groups.setdefault((item.source_id, rel.label), [])
         existing = next((e for e in group if e.target_id == item.target_id), None)
         triple = (item.source_id, rel.label, item.target_id)
         if rel.status == "ended":
+            if existing is None:
+                # A past fact ("I lost my job at Door Dash" with no Door Dash stored): kept, in
+                # the state a current edge ended by this claim would be in, so its words still
+                # answer "when did I lose my job at Door Dash?" (design §3, "Past facts").
+                edge_id = create(item, rel)
+                supersede(edges[edge_id], None)
+                plan.relation_edges.append(edge_id)
+                plan.notes.append(f"{rel.source} -[{rel.label}]-> {rel.target}: "
+                                  "kept as a past fact")
+                continue
             plan.relation_edges.append(None)
-            if existing is not None and not existing.superseded:
+            if not existing.superseded:
                 supersede(existing, None)
             else:
                 plan.notes.append(f"{rel.source} -[{rel.label}]-> {rel.target}: nothing current to end")
@@ -125,24 +158,7 @@ def plan_edges(
             sight(edge_id, row, "sighting", rel)
             existing.confidence = max(existing.confidence, rel.confidence)
         else:
-            edge_id = str(uuid.uuid4())
-            plan.create.append({
-                "source_id": item.source_id, "target_id": item.target_id, "label": rel.label,
-                "props": {
-                    "id": edge_id, "user_id": user_id, "strength": initial_strength,
-                    "strength_at_touch": initial_strength, "touched_at": at,
-                    "confidence": rel.confidence, "stability": rel.stability,
-                    "cardinality": rel.cardinality, "expires_at": rel.expires_at,
-                    "snippet": rel.snippet, "evidence": rel.evidence,
-                    "conversations": [conversation_id], "dormant": False, "expired": False,
-                    "created_at": at, "sightings": [None],
-                },
-            })
-            sight(edge_id, plan.create[-1]["props"]["sightings"], 0, rel)
-            plan.created.append(triple)
-            edges[edge_id] = StoredEdge(edge_id, item.source_id, rel.label, item.target_id,
-                                        False, rel.cardinality, rel.confidence)
-            group.append(edges[edge_id])
+            edge_id = create(item, rel)
         touched.add(edge_id)
         plan.relation_edges.append(edge_id)
         if one_to_one:
