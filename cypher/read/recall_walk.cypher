@@ -135,9 +135,10 @@ CALL (scored) {
 // $meaning_floor (an unrelated message finds nothing), and the edges of snippets said on the
 // days the message names. With $history, superseded edges found
 // either way join, each with the date it ended. Dormant and expired edges are never walked nor
-// expanded; with $faded, a snippet found by its own words brings them back (@recallable), an
-// expired one with the day it ended. Meaning is association, as the walk is, so it brings back
-// no faded memory. One row per snippet of each edge (its own words and its other sightings'),
+// expanded; with $faded, a snippet found by its own words, or an entity the message names,
+// brings them back (@recallable), an expired one with the day it ended. Meaning is
+// association, as the walk is, so it brings back no faded memory; a name matched at least
+// $named_match is a naming. One row per snippet of each edge (its own words and its other sightings'),
 // each with its keyword score; ranking shows an edge once, with its best.
 // One row comes back: the nodes (scored with the bonus), the edges crossed, the nodes expanded
 // and the candidates. Instants go out as epoch seconds: hydrating three driver DateTimes per row was most of a
@@ -147,6 +148,23 @@ CALL (expand) {
     UNWIND expand AS node_id
     MATCH (:Entity {user_id: $user_id, id: node_id})-[r]-(:Entity {user_id: $user_id})
     WHERE @current(r)
+    RETURN r, null AS hit
+    UNION ALL
+    // A named entity's faded memories (design §7.6, "Faded memories"): an entity seed whose
+    // name or alias a word of the message matched at least $named_match is named, a direct
+    // cue like the memory's own words; it offers its $fanout newest faded memories (dormant,
+    // expired, ended with nothing in their place), not walked. A hub is not read for them.
+    UNWIND CASE WHEN $faded THEN $walk.seeds ELSE [] END AS seed
+    WITH seed WHERE seed.act >= $named_match
+    CALL (seed) {
+      MATCH (n:Entity {user_id: $user_id, id: seed.id})
+      USING INDEX n:Entity(user_id, id)
+      WHERE COUNT { (n)--() } <= $hub_edges
+      MATCH (n)-[r]-(:Entity {user_id: $user_id})
+      WHERE @recallable(r) AND NOT @current(r)
+      WITH r ORDER BY r.created_at DESC, r.snippet, r.id LIMIT $fanout
+      RETURN r
+    }
     RETURN r, null AS hit
     UNION ALL
     CALL () {

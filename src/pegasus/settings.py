@@ -256,6 +256,10 @@ class RecallSettings(Group):
     # Faded memories (dormant, expired) are never walked, but the message's own words may bring
     # them back, quoted with their date (design §7.6); False hides them from recall entirely.
     recall_faded: bool = True
+    # ... and so does naming one of their entities: a seed whose name a word of the message
+    # matched at least this well offers its faded memories (above 1: never; decisions.md,
+    # "A named entity's faded memories").
+    faded_named_match: float = 0.5
     rank_keywords: float = 0.45
     rank_meaning: float = 0.35
     rank_graph: float = 0.20

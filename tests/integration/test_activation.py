@@ -267,7 +267,8 @@ def test_the_walk_adds_the_co_episode_bonus_and_offers_the_hottest_nodes_edges(
     """read/recall_walk (design §7.7): +bonus once to each reached non-seed node sharing a
     conversation with a hot node (the seed U is hot), none to the seed nor to a node of another
     conversation; the candidates are the current edges of the `expand_nodes` hottest nodes,
-    the self node left out."""
+    the self node left out, and the faded ones of the seed, named at 1.0 (design §7.6: the
+    dormant MET and the WORKED_AT ended with nothing in its place)."""
     mem, ids = graph
     raw_driver.execute_query(
         "MATCH (n:Entity {user_id: $u, name: 'X1'}) SET n.conversations = ['c9']", u=user_id)
@@ -284,4 +285,5 @@ def test_the_walk_adds_the_co_episode_bonus_and_offers_the_hottest_nodes_edges(
     hottest = max((n for n in after if n != "U"), key=after.__getitem__)
     assert hottest == "A"
     assert sorted((c.source, c.label, c.target) for c in found) == sorted(
-        (a, label, b) for a, label, b, _ in EDGES if hottest in (a, b))
+        [(a, label, b) for a, label, b, _ in EDGES if hottest in (a, b)]
+        + [("U", "WORKED_AT", "Z"), ("U", "MET", "Y")])

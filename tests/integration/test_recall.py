@@ -149,6 +149,36 @@ def test_a_past_fact_comes_back_on_its_own_words_with_the_day_it_ended(mem, user
     assert "I've been at Acme for three years" not in replaced.context
 
 
+def test_an_entity_the_message_names_offers_its_faded_memories(mem, settings, raw_driver,
+                                                              user_id):
+    """"What is Tim excited to see at Universal Studios?": the entity is named, its memory
+    ("my first time going, super stoked for the Harry Potter rides") faded and says no word of
+    the name. An entity the message names (its name matched at least `faded_named_match`)
+    offers its faded memories, quoted, not walked (design §7.6); one only associated with a
+    word (Tokyo for "Asia") does not, and faded recall off hides them all."""
+    mem.commit(user_id, "c2", {
+        "entities": [{"name": "Universal Studios", "kind": "PLACE"}],
+        "relations": [
+            rel("User", "PLANS_TO_VISIT", "Universal Studios",
+                snippet="my first time going, super stoked for the Harry Potter rides"),
+            rel("Sarah", "LIKES", "Tokyo", snippet="Sarah keeps asking about the ramen")]},
+        at=T0)
+    raw_driver.execute_query(
+        "MATCH (:Entity {user_id: $u})-[r:PLANS_TO_VISIT|VISITED]->() SET r.dormant = true",
+        u=user_id)
+    asked = mem.recall(user_id, "what will I see at Universal Studios?", at=T0)
+    [shown] = [s for s in asked.snippets if "Harry Potter" in s.text]
+    assert shown.said_at == T0 and shown.until is None
+    assert not any("PLANS_TO_VISIT" in line for line in asked.memory)  # quoted, not walked
+    trip = "Tokyo in April was the best trip of my life"
+    assert trip in mem.recall(user_id, "any news from Japan?", at=T0).context
+    assert trip not in mem.recall(user_id, "any news from Asia?", at=T0).context
+    for off in ({"recall_faded": False}, {"faded_named_match": 2.0}):
+        with Memory(settings.model_copy(update=off)) as strict:
+            hidden = strict.recall(user_id, "what will I see at Universal Studios?", at=T0)
+        assert not any("Harry Potter" in text for text in hidden.context)
+
+
 def test_recall_writes_nothing_but_the_read_log(mem, raw_driver, user_id):
     before = snapshot(raw_driver)
     mem.recall(user_id, "my manager Sarah", at=T0)

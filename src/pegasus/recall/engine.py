@@ -385,7 +385,7 @@ class RecallEngine:
             expand_nodes=expand_nodes, text_limit=s.keyword_candidates,
             meaning_limit=s.meaning_candidates, meaning_floor=s.meaning_floor,
             when_limit=s.when_candidates, when_scan=s.when_scan,
-            history=history, faded=s.recall_faded)
+            history=history, faded=s.recall_faded, named_match=s.faded_named_match)
         if not rows:
             return [], [], []
         row = rows[0]
