@@ -1,10 +1,12 @@
 import math
 from datetime import UTC, datetime, timedelta
 
+import numpy as np
 import pytest
 
 from pegasus import Memory
 from pegasus.errors import Neo4jUnavailableError
+from pegasus.recall.seeds import Seeds
 from tests.helpers import edges, rel, snapshot
 
 T0 = datetime(2026, 4, 1, 9, 0, tzinfo=UTC)
@@ -443,3 +445,38 @@ def test_the_users_names_are_dropped_before_the_words_are_cut(mem, user_id, monk
     assert plain.words == named.words
     assert named.seeds.entity_scores == plain.seeds.entity_scores
     assert named.seeds.entity_scores and named.recall.context == plain.recall.context
+
+
+def test_another_users_entity_handed_in_as_a_seed_offers_none_of_its_faded_memories(
+        settings, raw_driver, user_id):
+    """Attack on the named entities' branch (design §7.6): the walk is given Bob's entity id as
+    if a word of Alice's had named it. Every read of the branch is Alice's partition's, so
+    Bob's faded memory never becomes her candidate, and her own named entity still offers
+    hers."""
+    alice, bob = user_id + "-alice", user_id + "-bob"
+    with Memory(settings) as mem:
+        for who in (alice, bob):
+            mem.commit(who, "c1", {
+                "entities": [{"name": "Universal Studios", "kind": "PLACE"}],
+                "relations": [rel("User", "PLANS_TO_VISIT", "Universal Studios",
+                                  snippet=f"{who} is super stoked for the rides")]}, at=T0)
+        raw_driver.execute_query(
+            "MATCH (:Entity {user_id: $u})-[r:PLANS_TO_VISIT]->() SET r.dormant = true",
+            u=bob)
+        raw_driver.execute_query(
+            "MATCH (:Entity {user_id: $u})-[r:PLANS_TO_VISIT]->() SET r.dormant = true",
+            u=alice)
+        [bobs] = [r["id"] for r in raw_driver.execute_query(
+            "MATCH (n:Entity {user_id: $u, name: 'Universal Studios'}) RETURN n.id AS id",
+            u=bob).records]
+        [hers] = [r["id"] for r in raw_driver.execute_query(
+            "MATCH (n:Entity {user_id: $u, name: 'Universal Studios'}) RETURN n.id AS id",
+            u=alice).records]
+        engine = mem.recall_engine
+        self_id = engine.partition(alice).self_id
+        _, _, stolen = engine.walk(alice, Seeds({bobs: 1.0}, {}, []), T0, self_id,
+                                   message=np.zeros(384))
+        _, _, own = engine.walk(alice, Seeds({hers: 1.0}, {}, []), T0, self_id,
+                                message=np.zeros(384))
+    assert stolen == []
+    assert [c.snippet for c in own] == [f"{alice} is super stoked for the rides"]
