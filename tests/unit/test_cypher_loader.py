@@ -142,8 +142,9 @@ def test_a_fragment_edit_reaches_every_query_that_uses_it(tmp_path, monkeypatch)
         assert "@current(" not in walk
         # the degree and the spread of both hops
         assert walk.count("NOT coalesce(x.retracted, false)") == 2
-        # the label seeds, the expanded nodes' edges and the keyword hits
-        assert walk.count("NOT coalesce(r.retracted, false)") == 3
+        # the label seeds, the expanded nodes' edges, the named entities' faded ones (NOT
+        # current) and the keyword hits
+        assert walk.count("NOT coalesce(r.retracted, false)") == 4
         assert "coalesce(r.retracted, false)" in cypher.load("read/entity_neighbourhood")
         assert cypher.fragment("current").startswith("((EDGE.user_id = $user_id AND")
     finally:

@@ -20,7 +20,7 @@ from prometheus_client.core import GaugeMetricFamily
 from starlette.concurrency import run_in_threadpool
 
 from pegasus import cypher
-from pegasus.errors import PegasusError
+from pegasus.errors import Neo4jUnavailableError, PegasusError
 from pegasus.store import deadline
 
 # The proxy's reasons for going on with less memory (serve/proxy.py sets them).
@@ -104,6 +104,10 @@ def readiness(memory: Any) -> dict[str, str]:
         parts["neo4j"] = "ok"
         parts["migrations"] = "ok" if not pending else \
             f"{len(pending)} pending (run pegasus migrate)"
+    except Neo4jUnavailableError as exc:
+        # Said by the store ("lost the connection to Neo4j…"): the operator is told which.
+        parts["neo4j"] = f"Neo4j at {memory.neo4j_address} does not answer: {exc}"
+        parts["migrations"] = "unknown"
     except PegasusError as exc:
         parts.setdefault("neo4j", str(exc))
         parts.setdefault("migrations", "unknown")
