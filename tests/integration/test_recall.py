@@ -454,24 +454,17 @@ def test_another_users_entity_handed_in_as_a_seed_offers_none_of_its_faded_memor
     Bob's faded memory never becomes her candidate, and her own named entity still offers
     hers."""
     alice, bob = user_id + "-alice", user_id + "-bob"
+    studios = {}  # each user's Universal Studios entity, its one memory faded
     with Memory(settings) as mem:
         for who in (alice, bob):
             mem.commit(who, "c1", {
                 "entities": [{"name": "Universal Studios", "kind": "PLACE"}],
                 "relations": [rel("User", "PLANS_TO_VISIT", "Universal Studios",
                                   snippet=f"{who} is super stoked for the rides")]}, at=T0)
-        raw_driver.execute_query(
-            "MATCH (:Entity {user_id: $u})-[r:PLANS_TO_VISIT]->() SET r.dormant = true",
-            u=bob)
-        raw_driver.execute_query(
-            "MATCH (:Entity {user_id: $u})-[r:PLANS_TO_VISIT]->() SET r.dormant = true",
-            u=alice)
-        [bobs] = [r["id"] for r in raw_driver.execute_query(
-            "MATCH (n:Entity {user_id: $u, name: 'Universal Studios'}) RETURN n.id AS id",
-            u=bob).records]
-        [hers] = [r["id"] for r in raw_driver.execute_query(
-            "MATCH (n:Entity {user_id: $u, name: 'Universal Studios'}) RETURN n.id AS id",
-            u=alice).records]
+            [studios[who]] = [r["id"] for r in raw_driver.execute_query(
+                "MATCH (n:Entity {user_id: $u, name: 'Universal Studios'})-[r:PLANS_TO_VISIT]-() "
+                "SET r.dormant = true RETURN n.id AS id", u=who).records]
+        bobs, hers = studios[bob], studios[alice]
         engine = mem.recall_engine
         self_id = engine.partition(alice).self_id
         _, _, stolen = engine.walk(alice, Seeds({bobs: 1.0}, {}, []), T0, self_id,
